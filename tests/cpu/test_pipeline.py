@@ -1,0 +1,129 @@
+"""End to end with the `rules` extractor on local files: counts reconcile, tables match judgments."""
+
+import json
+import random
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from xfinder_ray.config import ConfigError, load_config
+from xfinder_ray.pipeline import OutputExists, run
+from xfinder_ray.stages.aggregate import wilson
+
+pytestmark = pytest.mark.ray
+
+KINDS = [
+    ("alphabet_option", json.dumps([["A", "red"], ["B", "blue"], ["C", "green"]]), "B",
+     ["The sky is blue, so the answer is (B).", "I think C.", "Answer: A", "Hmm.", ""]),
+    ("categorical_label", json.dumps(["Positive", "Negative"]), "Positive",
+     ["The review is Positive.", "Sentiment: Negative", "I cannot tell."]),
+    ("math", "a(n) number / set / vector / matrix / interval / expression / function / equation / inequality", "0.5",
+     [r"So the result is $\boxed{\frac{1}{2}}$.", "#### 0.5", "The answer is 2.", "The answer is 1/2."]),
+]
+
+
+def make_rows(n: int, seed: int = 0) -> list[dict]:
+    rnd = random.Random(seed)
+    rows = []
+    for i in range(n):
+        kat, rng, correct, outs = KINDS[i % len(KINDS)]
+        rows.append(dict(record_id=f"r{i:06d}", model=f"model-{rnd.randrange(4)}", task=f"task-{kat}",
+                         key_answer_type=kat, question=f"Question {i % 97}?", llm_output=rnd.choice(outs),
+                         standard_answer_range=rng, correct_answer=correct))
+    bad = [dict(rows[0], record_id="bad-null", question=None),
+           dict(rows[0], record_id="bad-type", key_answer_type="essay"),
+           dict(rows[0], record_id="bad-range", standard_answer_range="[['A', 'red'"),
+           dict(rows[0], record_id="bad-answer", correct_answer="Z")]
+    return rows + bad
+
+
+def write_parquet(path, rows):
+    pq.write_table(pa.Table.from_pylist(rows), path)
+
+
+def score(tmp_path, *extra):
+    cfg = load_config("configs/local.yaml", [f"output={tmp_path / 'out'}", "extractor.name=rules", *extra])
+    return run(cfg)
+
+
+def test_rules_end_to_end_local(ray_local, tmp_path):
+    inp = tmp_path / "in"
+    inp.mkdir()
+    rows = make_rows(3000)
+    write_parquet(inp / "a.parquet", rows[:1500])
+    write_parquet(inp / "b.parquet", rows[1500:])
+    res = score(tmp_path, f"input={inp}")
+    out = tmp_path / "out"
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["counts"] == {"input": 3004, "judged": 3000, "rejected": 4}
+    assert m["extractor"].startswith("rules:") and m["status"] == "committed"
+
+    judgments = pd.read_parquet(out / "judgments")
+    rejects = pd.read_parquet(out / "rejects")
+    assert len(judgments) == 3000 and judgments["record_id"].is_unique
+    assert set(judgments["record_id"]) | set(rejects["record_id"]) == {r["record_id"] for r in rows}
+    reasons = dict(zip(rejects["record_id"], rejects["reason"]))
+    assert "null" in reasons["bad-null"] and "unknown key_answer_type" in reasons["bad-type"]
+    assert "not a JSON or Python list literal" in reasons["bad-range"] and "not in" in reasons["bad-answer"]
+    assert (judgments["extractor"] == m["extractor"]).all()
+
+    # The written tables equal tables recomputed from the written judgments.
+    table = pd.read_csv(out / "accuracy" / "by_model_task.csv")
+    again = judgments.groupby(["model", "task"]).agg(n=("judgment", "size"), correct=("judgment", "sum")).reset_index()
+    merged = table.merge(again, on=["model", "task"], suffixes=("", "_re"))
+    assert len(merged) == len(table) == len(again)
+    assert (merged["n"] == merged["n_re"]).all() and (merged["correct"] == merged["correct_re"]).all()
+    by_model = pd.read_csv(out / "accuracy" / "by_model.csv")
+    for r in by_model.itertuples():
+        g = table[table["model"] == r.model]
+        assert r.accuracy_micro == pytest.approx(g["correct"].sum() / g["n"].sum())
+        assert r.accuracy_macro == pytest.approx(g["accuracy"].mean())
+    assert "| rank | model |" in (out / "accuracy" / "leaderboard.md").read_text()
+    assert res.leaderboard.startswith("# Leaderboard")
+
+    # Rules got the obvious ones right: "(B)" for B, boxed 1/2 for 0.5.
+    j = judgments.set_index("record_id")
+    src = {r["record_id"]: r for r in rows}
+    for rid in j.index[:300]:
+        if src[rid]["llm_output"] == "The sky is blue, so the answer is (B).":
+            assert j.loc[rid, "extracted_answer"] == "B" and j.loc[rid, "judgment"]
+
+
+def test_jsonl_input_with_malformed_lines(ray_local, tmp_path):
+    rows = make_rows(30)
+    lines = [json.dumps(r) for r in rows] + ["{broken", "[1, 2]"]
+    (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
+    score(tmp_path, f"input={tmp_path / 'in.jsonl'}")
+    m = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert m["counts"] == {"input": 36, "judged": 30, "rejected": 6}
+    reasons = set(pd.read_parquet(tmp_path / "out" / "rejects")["reason"])
+    assert any("not valid JSON" in r for r in reasons) and "expected a JSON object, got list" in reasons
+
+
+def test_column_mapping_and_committed_output(ray_local, tmp_path):
+    rows = [{("resp" if k == "llm_output" else k): v for k, v in r.items()} for r in make_rows(20)[:20]]
+    write_parquet(tmp_path / "in.parquet", rows)
+    score(tmp_path, f"input={tmp_path / 'in.parquet'}", "input.columns.llm_output=resp")
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]["judged"] == 20
+    with pytest.raises(OutputExists):
+        score(tmp_path, f"input={tmp_path / 'in.parquet'}", "output.overwrite=false")
+
+
+def test_config_errors_are_clear():
+    with pytest.raises(ConfigError, match="Did you mean: 'name'"):
+        load_config("configs/local.yaml", ["extractor.nme=rules"])
+    with pytest.raises(ConfigError, match="xfinder.replicas"):
+        load_config("configs/local.yaml", ["xfinder.replicas=many"])
+    with pytest.raises(ConfigError, match="extractor.name='regex'"):
+        load_config("configs/local.yaml", ["extractor.name=regex"])
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config("configs/nope.yaml")
+
+
+def test_wilson_interval():
+    lo, hi = wilson(0, 10)
+    assert lo == 0 and 0.25 < hi < 0.35
+    lo, hi = wilson(50, 100)
+    assert lo == pytest.approx(0.4038, abs=1e-3) and hi == pytest.approx(0.5962, abs=1e-3)

@@ -1,0 +1,5 @@
+import sys
+
+from xfinder_ray.cli import main
+
+sys.exit(main())

@@ -1,0 +1,189 @@
+"""The `xfinder-ray` command.
+
+The record-level subcommands (validate, prompt, extract, judge) read JSON Lines on stdin and write
+JSON Lines on stdout, one output line per input object, every input field kept, so they compose with
+files and jq. A bad line is reported on stderr with its line number; the others are still processed
+and the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
+
+from xfinder_ray import records
+from xfinder_ray.prompts import CHECKPOINTS, FORMATS, TRAINING_MAX_LENGTH, render_prompt
+
+RowFn = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class LineError(ValueError):
+    """A record this command cannot process; the row is still written, with an `error` field."""
+
+
+def _rows(stream: Iterable[str], err: TextIO) -> Iterable[tuple[int, dict[str, Any] | None]]:
+    for lineno, line in enumerate(stream, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as e:
+            print(f"line {lineno}: not valid JSON ({e.msg} at column {e.colno})", file=err)
+            yield lineno, None
+            continue
+        if not isinstance(obj, dict):
+            print(f"line {lineno}: expected a JSON object, got {type(obj).__name__}", file=err)
+            yield lineno, None
+            continue
+        yield lineno, obj
+
+
+def run_lines(fn: RowFn, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    status = 0
+    for lineno, row in _rows(stdin, stderr):
+        if row is None:
+            status = 1
+            continue
+        try:
+            out = fn(row)
+        except LineError as e:
+            print(f"line {lineno}: {e}", file=stderr)
+            out = {**row, "error": str(e)}
+            status = 1
+        stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    return status
+
+
+def _valid(row: dict[str, Any]) -> records.Record:
+    try:
+        return records.validate(row)
+    except records.InvalidRecord as e:
+        raise LineError(f"invalid record: {e}") from None
+
+
+def cmd_validate(args: argparse.Namespace) -> RowFn:
+    def fn(row: dict[str, Any]) -> dict[str, Any]:
+        reason = records.check(row)
+        return {**row, "valid": reason is None, "reason": reason}
+
+    return fn
+
+
+def cmd_prompt(args: argparse.Namespace) -> RowFn:
+    def fn(row: dict[str, Any]) -> dict[str, Any]:
+        rec = _valid(row)
+        rendered = render_prompt(
+            rec.question,
+            rec.llm_output,
+            rec.answer_range,
+            checkpoint=args.checkpoint,
+            fmt=args.format,
+            max_prompt_tokens=args.max_prompt_tokens,
+        )
+        return {**row, "prompt": rendered.prompt, "truncated": rendered.truncated}
+
+    return fn
+
+
+def cmd_extract(args: argparse.Namespace) -> RowFn:
+    from xfinder_ray.extractors import get_record_extractor
+
+    extract = get_record_extractor(args.extractor)
+
+    def fn(row: dict[str, Any]) -> dict[str, Any]:
+        rec = _valid(row)
+        return {**row, "extracted_answer": extract(rec)}
+
+    return fn
+
+
+def cmd_judge(args: argparse.Namespace) -> RowFn:
+    from xfinder_ray.judging import judge
+
+    def fn(row: dict[str, Any]) -> dict[str, Any]:
+        extracted = row.get("extracted_answer", row.get("extracted"))
+        if not isinstance(extracted, str):
+            raise LineError("no extracted_answer (or extracted) string to judge")
+        kat, correct = row.get("key_answer_type"), row.get("correct_answer")
+        if not isinstance(kat, str) or kat not in records.KEY_ANSWER_TYPES:
+            raise LineError(f"invalid record: unknown key_answer_type {kat!r}")
+        if correct is None:
+            raise LineError("invalid record: field 'correct_answer' is null or missing")
+        try:
+            verdict = judge(kat, row.get("standard_answer_range"), extracted, str(correct), math=args.math)
+        except records.InvalidRecord as e:
+            raise LineError(f"invalid record: {e}") from None
+        return {**row, "judgment": verdict}
+
+    return fn
+
+
+def score_main(config: str | None, overrides: list[str]) -> int:
+    """Run the scoring job (`xfinder-ray score`, `jobs/score.py`); print the leaderboard."""
+    import logging
+
+    from xfinder_ray.config import ConfigError, load_config
+    from xfinder_ray.pipeline import CountMismatch, OutputExists, init_ray, run
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        cfg = load_config(config, overrides)
+    except ConfigError as e:
+        print(f"xfinder-ray: {e}", file=sys.stderr)
+        return 2
+    try:
+        init_ray(cfg)
+        result = run(cfg)
+    except (OutputExists, CountMismatch, FileNotFoundError) as e:
+        print(f"xfinder-ray: {e}", file=sys.stderr)
+        return 1
+    for note in result.notes:
+        print(f"NOTE: {note}")
+    counts = result.manifest["counts"]
+    print(result.leaderboard)
+    print(
+        f"{counts['input']} records: {counts['judged']} judged, {counts['rejected']} rejected "
+        f"({result.manifest['records_per_s']} records/s) -> {result.output}"
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="xfinder-ray", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("validate", help="add `valid` and `reason` to each record").set_defaults(make=cmd_validate)
+
+    sp = sub.add_parser("prompt", help="add the xFinder `prompt` (and `truncated`) to each record")
+    sp.add_argument("--checkpoint", choices=CHECKPOINTS, default="xFinder-qwen1505")
+    sp.add_argument("--format", choices=FORMATS, default="training")
+    sp.add_argument("--max-prompt-tokens", type=int, default=TRAINING_MAX_LENGTH - 32)
+    sp.set_defaults(make=cmd_prompt)
+
+    sp = sub.add_parser("extract", help="add `extracted_answer` to each record")
+    sp.add_argument("--extractor", default="rules", help="a registered record-level extractor (default: rules)")
+    sp.set_defaults(make=cmd_extract)
+
+    sp = sub.add_parser("judge", help="add `judgment` (reads `extracted_answer` or `extracted`)")
+    sp.add_argument("--math", default="math-verify", choices=("math-verify", "xfinder-compat"))
+    sp.set_defaults(make=cmd_judge)
+
+    sp = sub.add_parser("score", help="run the scoring job (Ray Data + vLLM) on a config")
+    sp.add_argument("--config", help="YAML config (configs/local.yaml, configs/default.yaml, ...)")
+    sp.add_argument("overrides", nargs="*", help="dotlist overrides: input=... output=... extractor.name=rules")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "score":
+        return score_main(args.config, args.overrides)
+    if hasattr(args, "make"):
+        return run_lines(args.make(args), sys.stdin, sys.stdout, sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

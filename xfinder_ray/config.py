@@ -1,0 +1,177 @@
+"""Job configuration: an omegaconf structured schema, YAML files, dotlist overrides, redaction.
+
+Unknown or mistyped keys fail with a message that names the key. `input=...` and `output=...` on
+the command line are shorthands for `input.paths=[...]` and `output.path=...`.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import MISSING, DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+REDACTED = "***"
+SECRET_KEYS = ("secret", "password", "token", "access_key", "session_key", "credential")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass
+class InputConfig:
+    paths: list[str] = MISSING  # files or prefixes: local, file://, s3://
+    format: str = "auto"  # auto | parquet | jsonl
+    columns: dict[str, str] = field(default_factory=dict)  # canonical name -> column name in the data
+
+
+@dataclass
+class OutputConfig:
+    path: str = MISSING
+    overwrite: bool = False  # replace a committed output; else a committed output is an error
+
+
+@dataclass
+class ExtractorConfig:
+    name: str = "xfinder"  # xfinder | rules
+    # Only the embedded default sets this: where the checkpoint is not on disk, use `rules` and say so.
+    fallback: str | None = None
+
+
+@dataclass
+class XFinderConfig:
+    checkpoint: str = "xFinder-qwen1505"  # selects the prompt template: xFinder-qwen1505 | xFinder-llama38it
+    model_source: str = "IAAR-Shanghai/xFinder-qwen1505"  # HF id, local folder, or s3:// folder
+    revision: str | None = None
+    prompt_format: str = "training"  # training | xfinder-package | opencompass
+    max_model_len: int = 2048
+    max_tokens: int = 32
+    batch_size: int = 64
+    replicas: int = 1  # fixed pool size, or ...
+    min_replicas: int | None = None  # ... an autoscaling pool between these
+    max_replicas: int | None = None
+    gpus_per_replica: float = 1.0
+    tensor_parallel_size: int = 1
+    device: str = "auto"  # auto | gpu | cpu
+    kv_cache_gib: int = 2  # vLLM CPU backend KV cache (VLLM_CPU_KVCACHE_SPACE)
+    enforce_eager: bool | None = None  # default: eager on CPU (fast start), compiled on GPU
+    engine_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to vLLM verbatim
+    env_vars: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class JudgeConfig:
+    math: str = "math-verify"  # math-verify | xfinder-compat
+
+
+@dataclass
+class StorageConfig:
+    # Unset values come from the environment (AWS_ENDPOINT_URL, AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID, ...).
+    endpoint_url: str | None = None
+    region: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+
+
+@dataclass
+class RayConfig:
+    address: str | None = None  # None: the cluster this job was submitted to, else a local instance
+    num_cpus: int | None = None  # local instance only
+    batch_size: int = 1024  # rows per batch in the CPU stages
+
+
+@dataclass
+class JobConfig:
+    input: InputConfig = field(default_factory=InputConfig)
+    output: OutputConfig = field(default_factory=OutputConfig)
+    extractor: ExtractorConfig = field(default_factory=ExtractorConfig)
+    xfinder: XFinderConfig = field(default_factory=XFinderConfig)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
+    storage: StorageConfig = field(default_factory=StorageConfig)
+    ray: RayConfig = field(default_factory=RayConfig)
+
+
+def _shorthand(override: str) -> str:
+    key, sep, value = override.partition("=")
+    if not sep:
+        raise ConfigError(f"override {override!r} is not key=value")
+    if key == "input":
+        paths = value if value.startswith("[") else "[" + ",".join(repr(p) for p in value.split(",")) + "]"
+        return f"input.paths={paths}"
+    if key == "output":
+        return f"output.path={value}"
+    return override
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> JobConfig:
+    """Load a YAML config (optional) over the schema defaults, then apply dotlist overrides."""
+    try:
+        conf = OmegaConf.structured(JobConfig)
+        if path is not None:
+            p = Path(path)
+            if not p.is_file():
+                raise ConfigError(f"config file {str(p)!r} does not exist")
+            conf = OmegaConf.merge(conf, OmegaConf.load(p))
+        if overrides:
+            conf = OmegaConf.merge(conf, OmegaConf.from_dotlist([_shorthand(o) for o in overrides]))
+        missing = sorted(OmegaConf.missing_keys(conf))
+        if missing:
+            raise ConfigError(f"missing required config value(s): {', '.join(missing)}")
+        cfg: JobConfig = OmegaConf.to_object(conf)  # type: ignore[assignment]
+    except OmegaConfBaseException as e:
+        # omegaconf's messages name the key and the expected type; drop its multi-line context.
+        raise ConfigError(f"invalid config: {str(e).splitlines()[0]} (key: {getattr(e, 'full_key', '?')})") from None
+    _check(cfg)
+    return cfg
+
+
+def _check(cfg: JobConfig) -> None:
+    from xfinder_ray.prompts import CHECKPOINTS, FORMATS
+
+    choices = {
+        "extractor.name": (cfg.extractor.name, ("xfinder", "rules")),
+        "extractor.fallback": (cfg.extractor.fallback, (None, "rules")),
+        "xfinder.checkpoint": (cfg.xfinder.checkpoint, CHECKPOINTS),
+        "xfinder.prompt_format": (cfg.xfinder.prompt_format, FORMATS),
+        "xfinder.device": (cfg.xfinder.device, ("auto", "gpu", "cpu")),
+        "judge.math": (cfg.judge.math, ("math-verify", "xfinder-compat")),
+        "input.format": (cfg.input.format, ("auto", "parquet", "jsonl")),
+    }
+    for key, (value, allowed) in choices.items():
+        if value not in allowed:
+            raise ConfigError(f"invalid config: {key}={value!r}; expected one of {', '.join(map(str, allowed))}")
+    if not cfg.input.paths:
+        raise ConfigError("invalid config: input.paths is empty")
+    x = cfg.xfinder
+    if (x.min_replicas is None) != (x.max_replicas is None):
+        raise ConfigError("invalid config: set both xfinder.min_replicas and xfinder.max_replicas, or neither")
+    if x.min_replicas is not None and not 1 <= x.min_replicas <= x.max_replicas:
+        raise ConfigError("invalid config: need 1 <= xfinder.min_replicas <= xfinder.max_replicas")
+    for key in ("replicas", "max_tokens", "max_model_len", "batch_size", "tensor_parallel_size"):
+        if getattr(x, key) < 1:
+            raise ConfigError(f"invalid config: xfinder.{key} must be >= 1")
+
+
+def redacted(cfg: JobConfig) -> dict[str, Any]:
+    """The config as a plain dict with every secret-looking value replaced."""
+    data = OmegaConf.to_container(OmegaConf.structured(cfg), resolve=True)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                k: (REDACTED if v is not None and any(s in k.lower() for s in SECRET_KEYS) else walk(v))
+                for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(copy.deepcopy(data))
+
+
+def to_yaml(cfg: JobConfig | DictConfig) -> str:
+    return OmegaConf.to_yaml(OmegaConf.structured(cfg) if not isinstance(cfg, DictConfig) else cfg)

@@ -1,0 +1,58 @@
+"""Named, registered extractors (in the style of lm-evaluation-harness's filter registry).
+
+A record-level extractor maps a validated Record to a key answer; it runs anywhere (CLI, Ray
+map_batches). Model extractors (``xfinder``) run as a Ray Data stage over rendered prompts instead;
+the pipeline builds them from config (see xfinder_ray/extractors/vllm_stage.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xfinder_ray.records import Record
+
+RecordExtractor = Callable[[Record], str]
+
+_RECORD_EXTRACTORS: dict[str, tuple[Callable[[], RecordExtractor], Callable[[], str]]] = {}
+
+
+def register_record_extractor(name: str, identity: Callable[[], str]):
+    """Register a factory returning a Record -> key answer function; `identity` names its version."""
+
+    def deco(factory: Callable[[], RecordExtractor]) -> Callable[[], RecordExtractor]:
+        if name in _RECORD_EXTRACTORS:
+            raise ValueError(f"extractor {name!r} is already registered")
+        _RECORD_EXTRACTORS[name] = (factory, identity)
+        return factory
+
+    return deco
+
+
+def record_extractor_names() -> list[str]:
+    return sorted(_RECORD_EXTRACTORS)
+
+
+def get_record_extractor(name: str) -> RecordExtractor:
+    if name not in _RECORD_EXTRACTORS:
+        raise ValueError(f"unknown extractor {name!r}; registered: {', '.join(record_extractor_names())}")
+    return _RECORD_EXTRACTORS[name][0]()
+
+
+def extractor_identity(name: str) -> str:
+    return _RECORD_EXTRACTORS[name][1]()
+
+
+def _rules_identity() -> str:
+    from xfinder_ray.extractors import rules
+
+    return rules.RULES_VERSION
+
+
+@register_record_extractor("rules", identity=_rules_identity)
+def _rules() -> RecordExtractor:
+    from xfinder_ray.extractors import rules
+
+    def extract(rec: Record) -> str:
+        return rules.extract(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
+
+    return extract

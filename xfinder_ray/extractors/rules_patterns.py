@@ -1,0 +1,265 @@
+"""Regular expressions and word lists for the `rules` extractor (xfinder_ray/extractors/rules.py).
+
+Every pattern here is bounded: no nested unbounded quantifiers, every gap is `{0,n}`, and the
+callers only ever run a pattern over a capped slice of text or over text with a linear scan.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Answer tiers: a later claim of a higher-or-equal tier overrides an earlier one; weaker tiers only
+# count when nothing stronger is there (or when a correction marker comes in between).
+HEDGED, INITIAL, WEAK, NORMAL, STRONG = 0, 1, 2, 3, 4
+
+_I = re.I
+
+# ---------------------------------------------------------------------------------------------
+# Forward claims: "<phrase> <value>".
+
+# Nouns that name the answer itself; `option`/`choice` need a qualifier or a colon, because
+# "this choice is a common distractor" is commentary, not an answer.
+_ANSWER_NOUN = (
+    r"(?:answer|label|classification|categori[sz]ation|category|prediction|verdict|sentiment|output)"
+)
+_OPTION_NOUN = r"(?:option|choice|pick|selection|guess)"
+_WEAK_NOUN = r"(?:results?|solutions?|responses?|roots?|zeros?|answers)"
+_QUALIFIER = (
+    r"(?:final|correct|corrected|right|revised|updated|true|actual|best|only|proper|overall|initial|first|"
+    r"original|previous|most\s{1,3}(?:likely|appropriate|suitable|plausible|reasonable|probable|accurate)|my|our)"
+)
+# "answer to this question", "label for the text", "answer I would choose".
+_NOUN_TAIL = (
+    r"(?:\s{1,3}(?:to|for|of|in)\s{1,3}(?:this|the|that|your|my|each)\s{1,3}[\w-]{1,20})?"
+    r"(?:\s{1,3}(?:that\s{1,3})?(?:I|we)\s{1,3}(?:would\s{1,3}|will\s{1,3}|'d\s{0,3}|'ll\s{0,3}|shall\s{1,3})?"
+    r"(?:choose|pick|select|give|go\s{1,3}with|settle\s{1,3}on)\b)?"
+)
+_COPULA = (
+    r"(?:\s{0,3}(?:[:：=]|\bis\s{0,3}[:：])"
+    r"|\s{1,3}(?P<hedge>(?:could|might|may|can)\s{1,3}(?:also\s{1,3}|possibly\s{1,3}|well\s{1,3})?be)\b"
+    r"|\s{1,3}(?:(?:would|should|must|will|shall|has\s{1,3}to|ought\s{1,3}to)\s{1,3}be|is|are|was|remains|becomes"
+    r"|seems\s{1,3}to\s{1,3}be|appears\s{1,3}to\s{1,3}be|lies\s{1,3}in)\b)"
+)
+FWD_ANSWER = re.compile(r"\b" + _ANSWER_NOUN + r"\b" + _NOUN_TAIL + _COPULA, _I)
+# Starts at the noun (a leading literal keeps the scan fast); the qualifier is checked by
+# QUALIFIER_BEFORE on the text just before the match.
+FWD_OPTION = re.compile(
+    r"\b" + _OPTION_NOUN + r"\b(?:(?P<colon>\s{0,3}[:：])|" + _NOUN_TAIL + _COPULA + ")", _I
+)
+QUALIFIER_BEFORE = re.compile(r"\b" + _QUALIFIER + r"\s{1,3}$", _I)
+FWD_WEAK_NOUN = re.compile(
+    r"\b(?:the|my|final|its|their)\s{1,3}" + _WEAK_NOUN + r"\b" + _NOUN_TAIL + _COPULA, _I
+)
+
+# Verb phrases that commit to a value.
+FWD_VERB = re.compile(
+    r"\bI(?:\s{1,3}(?:would|will|shall|must|should)|'d|'ll|\s{1,3}am\s{1,3}going\s{1,3}to)?"
+    r"\s{1,3}(?:choose|pick|select|go\s{1,3}with|go\s{1,3}for|opt\s{1,3}for|settle\s{1,3}on)\b(?:\s{1,3}option\b)?"
+    r"|\b(?:classify|label|categori[sz]e|tag|mark)\s{1,3}(?:it|this|that|them|the\s{1,3}[\w-]{1,20})\s{1,3}as\b"
+    r"|\bI(?:'m|\s{1,3}am)\s{1,3}going\s{1,3}(?:with|for)\b"
+    r"|\bI(?:'d|\s{1,3}would)\s{1,3}say\b"
+    r"|\bthat\s{1,3}leaves(?:\s{1,3}us\s{1,3}with)?\b"
+    r"|\b(?:is|be)\s{1,3}classified\s{1,3}as\b",
+    _I,
+)
+FWD_STRONG_VERB = re.compile(
+    r"\bchange\s{1,3}(?:my|the)\s{1,3}(?:answer|choice|selection)\s{1,3}to\b"
+    r"|\b(?:it|this|that)(?:'s|\s{1,3}is|\s{1,3}must\s{1,3}be|\s{1,3}should\s{1,3}be)\s{1,3}actually\b"
+    r"|\bcorrect\s{1,3}myself\s{0,3}[:：,]",
+    _I,
+)
+# Conclusions without the word "answer" ("so it's C", "therefore we get 12"): weak, because chains
+# of reasoning say this of intermediate results too; they win only without a stronger claim, or
+# after a correction marker ("Wait, I forgot the tax, so it's 12").
+FWD_CONCLUDE = re.compile(
+    r"\b(?:so|thus|therefore|hence|then)\s{0,3},?\s{1,3}(?:it's|it\s{1,3}is|it\s{1,3}must\s{1,3}be|we\s{1,3}get|"
+    r"we\s{1,3}have|that's|that\s{1,3}is|that\s{1,3}gives(?:\s{1,3}us)?|that\s{1,3}makes|the\s{1,3}(?:total|sum|"
+    r"difference|product|quotient)\s{1,3}is)\b",
+    _I,
+)
+# A sentence that is just a conclusion word and the answer: "So C.", "Therefore, 84."
+FWD_SO = re.compile(
+    r"(?:^|(?<=[.!?\n]))[ \t]{0,3}(?:so|thus|therefore|hence|ergo|overall|in\s{1,3}conclusion|in\s{1,3}summary|"
+    r"to\s{1,3}sum\s{1,3}up)[ \t]{0,3}[,:]?[ \t]{1,3}(?=\S)",
+    re.M | _I,
+)
+# Superlative statements without an answer noun: "the best conductor here is a steel spoon".
+FWD_SUPERLATIVE = re.compile(
+    r"\bthe\s{1,3}(?:best|likeliest|most\s{1,3}(?:likely|suitable|appropriate|plausible|reasonable|fitting|"
+    r"probable|logical))\s{1,3}[\w-]{1,20}(?:\s{1,3}[\w-]{1,20})?(?:\s{1,3}here)?"
+    r"\s{1,3}(?:is|would\s{1,3}be|must\s{1,3}be)\b",
+    _I,
+)
+# Multilingual answer markers (Chinese, Japanese, Korean, Spanish, French, Italian, Portuguese,
+# German, Russian): "答案是 B", "答案：A", "la respuesta es B", "Antwort: B", "Ответ: B".
+FWD_MULTI_CJK = re.compile(
+    r"(?:最终|正确|最后)?答案(?:应该|应当|应)?(?:是|为|為|选|選|\s{0,3}[:：])"
+    r"|(?:故|所以|因此|因而)\s{0,3}(?:应)?选(?:择)?(?=\s{0,3}[A-Za-z(（])"
+    r"|(?:答え|正解)\s{0,3}(?:は|[:：])"
+    r"|정답(?:은|는|\s{0,3}[:：])",
+)
+HAS_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+FWD_MULTI_LATIN = re.compile(
+    r"(?:[rR](?:espuesta|[ée]ponse|isposta|esposta)(?:\s{1,3}(?:correcta|correcte|corretta|correta|final|finale))?"
+    r"|(?:[rR]ichtige\s{1,3}|[kK]orrekte\s{1,3})?[aA]ntwort"
+    r")\s{0,3}(?:[:：]|\s(?:es|est|è|é|ist|lautet)\b)"
+    r"|[оО]твет\s{0,3}(?:[:：—]|\s-\s|\sэто\b)",
+)
+# `#### 42` (GSM8K style) and a markdown heading "## Final Answer" whose value is on the next line.
+HASHES = re.compile(r"^[ \t]{0,8}####(?!#)[ \t]{0,8}(?=\S)", re.M)
+HEADING = re.compile(
+    r"^[ \t]{0,8}#{1,6}[ \t]{0,8}(?:the\s{1,3})?(?:final\s{1,3}|correct\s{1,3})?"
+    r"(?:answer|conclusion|label|classification|prediction)[ \t]{0,8}:?[ \t]{0,8}$",
+    re.M | _I,
+)
+BOXED = re.compile(r"\\(?:boxed|fbox)\s{0,3}\{")
+# Few-shot "Q: ... A: ..." format: "A:" at a line start is an answer label only when "Q:" is used.
+QA_Q = re.compile(r"^[ \t]{0,8}Q\d{0,3}\s{0,3}[:：]", re.M)
+QA_A = re.compile(r"^[ \t]{0,8}A\d{0,3}\s{0,3}[:：]", re.M)
+
+# Context before a claim that makes it an explicitly earlier answer, or a stronger final one.
+INITIAL_CTX = re.compile(
+    r"(?:initial|first|original|previous|earlier|old)\s{1,3}(?:answer|guess|choice|thought|pick|impression|"
+    r"instinct|reaction)\b|\bat\s{1,3}first\b|\binitially\b|\boriginally\b|\bI\s{1,3}first\s{1,3}(?:thought|said)"
+    r"|最初|一开始|起初",
+    _I,
+)
+STRONG_CTX = re.compile(
+    r"\b(?:final|finally|correct|corrected|revised|updated|actual|actually|definitive|right|true)\b"
+    r"|最终|正确|综上",
+    _I,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Backward claims: "<value> is the correct answer", "..., which must be the answer".
+
+BWD = re.compile(
+    r"\b(?:is|must\s{1,3}be|would\s{1,3}be|should\s{1,3}be|seems\s{1,3}to\s{1,3}be|has\s{1,3}to\s{1,3}be)"
+    r"\s{1,3}(?:definitely\s{1,3}|clearly\s{1,3}|therefore\s{1,3}|thus\s{1,3}|indeed\s{1,3}|probably\s{1,3})?"
+    r"(?:the\s{1,3})?(?P<q>correct|right|best|final|true|only\s{1,3}(?:correct|right|possible|valid)|most\s{1,3}"
+    r"(?:likely|appropriate|suitable|plausible|reasonable|logical|fitting|accurate))?\s{0,3}"
+    r"(?P<noun>answer|option|choice|label|one)\b",
+    _I,
+)
+# "..., which must be the answer": the relative pronoun before a backward claim belongs to it.
+BWD_LEAD = re.compile(r"\s{0,3},?\s{0,3}\b(?:which|that|this|it|so\s{1,3}it)\s{1,3}$", _I)
+# "B is correct.", "A is the best, because ..." (the clause ends there; "is correct about" is not a claim).
+BWD_CORRECT = re.compile(
+    r"\b(?:is|are)\s{1,3}(?:the\s{1,3})?(?:correct|right|best)\b"
+    r"(?=\s{0,3}(?:[.!,;:)\n]|$)|\s{1,3}(?:because|since|as|here|choice|option|answer)\b)",
+    _I,
+)
+BWD_WEAK = re.compile(
+    r"\b(?:fits|matches|suits|describes)\s{1,3}(?:(?:the|this|that)\s{1,3}[\w-]{1,20}\s{1,3})?(?:best|most)\b"
+    r"|\bis\s{1,3}the\s{1,3}most\s{1,3}(?:reasonable|likely|plausible|appropriate|suitable|logical|sensible|"
+    r"fitting|accurate|probable)\b"
+    r"|\bmatches\s{1,3}what\s{1,3}the\s{1,3}question\b",
+    _I,
+)
+BWD_WEAK_CJK = re.compile(r"(?<!不)(?:是)?(?:最合适|最合理|最符合|最恰当|正确答案|正确选项)")
+
+# ---------------------------------------------------------------------------------------------
+# Repetition loops: a new few-shot turn the model hallucinated after answering.
+TURN_HEADER = re.compile(
+    r"^[ \t>#*]{0,8}(?:Q\d{0,3}|Question\s{0,3}\d{0,3}|Problem\s{0,3}\d{0,3}|Premise(?:\s{0,3}/\s{0,3}Hypothesis)?"
+    r"|Hypothesis|Sentence\s{0,3}\d{0,2}|Passage|Article|Review|Context|Word|Human|User|Instruction|Input"
+    r"|Example\s{0,3}\d{0,3}|Exercise\s{0,3}\d{0,3}|Claim|Statement|Answer\s{1,3}Choices|Choices|Options"
+    r"|问题|题目)[ \t]{0,3}[:：.]",
+    re.M | _I,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Fluctuation, correction, refusal, truncation.
+
+HEDGE = re.compile(
+    r"\b(?:it|this|that|answer|one|they)\s{1,3}(?:could|might|may)\s{1,3}(?:also\s{1,3}|possibly\s{1,3}|"
+    r"equally\s{1,3}|well\s{1,3})?be\b"
+    r"|\b(?:could|might|may)\s{1,3}also\s{1,3}be\b"
+    r"|\bmaybe\b|\bperhaps\b|\bor\s{1,3}possibly\b"
+    r"|\beither\b(?=[^.\n]{0,80}\bor\b)"
+    r"|\bnot\s{1,3}(?:entirely\s{1,3}|completely\s{1,3}|totally\s{1,3}|quite\s{1,3}|100%\s{1,3}|really\s{1,3})?"
+    r"(?:sure|certain)\b|\bunsure\b|\btorn\s{1,3}between\b"
+    r"|\bhard\s{1,3}to\s{1,3}(?:decide|say|tell|choose|determine|pick)\b"
+    r"|\b(?:can(?:not|'t|\s{1,3}not)|unable\s{1,3}to|couldn't)\s{1,3}(?:decide|say|tell|determine|choose|pick|"
+    r"be\s{1,3}sure)\b"
+    r"|\bboth\b[^.\n]{0,60}?\b(?:seem|seems|sound|look|appear|make\s{1,3}sense|could|are\s{1,3}(?:possible|"
+    r"plausible|reasonable|valid|correct|right|good|likely|equally))"
+    r"|不确定|可能是|也可能|或许|也许",
+    _I,
+)
+# Doubts about the question rather than the answer: they make hedging only where the response
+# commits to nothing ("both could apply, it depends on the reader").
+HEDGE_QUESTION = re.compile(r"\bdepend(?:s|ing)?\s{1,3}on\b|\bambiguous\b|\bunclear\b", _I)
+CORRECTION = re.compile(
+    r"\b(?:wait|actually|on\s{1,3}second\s{1,3}thought|re-?read(?:ing)?|re-?check(?:ing)?|double-?check(?:ing)?|"
+    r"correct(?:ion|\s{1,3}myself)|I\s{1,3}was\s{1,3}wrong|mistake|not\s{1,3}right|that's\s{1,3}wrong|however)\b"
+    r"|不对|错了|更正",
+    _I,
+)
+# A self-retraction at a sentence start ("Wait, that's not right.", "Oops, I made an error."): the
+# answer before it is withdrawn; whatever the response settles on after it replaces it.
+RETRACTION = re.compile(
+    r"(?:^|[.!?\n]|\b(?:wait|hmm+|oh|oops|no|actually|hold\s{1,3}on))[,.!\s]{0,4}"
+    r"(?:(?:that's|that\s{1,3}is)\s{1,3}(?:not\s{1,3}(?:right|correct)|wrong|incorrect)"
+    r"|I\s{1,3}(?:was|am)\s{1,3}wrong|I\s{1,3}(?:made|have\s{1,3}made)\s{1,3}(?:a|an)\s{1,3}(?:mistake|error)"
+    r"|my\s{1,3}(?:mistake|bad)|scratch\s{1,3}that|let\s{1,3}me\s{1,3}(?:redo|recalculate|reconsider))\b"
+    r"|不对|错了",
+    re.M | _I,
+)
+REFUSAL = re.compile(
+    r"\bI(?:'m|\s{1,3}am)\s{1,3}(?:so\s{1,3}|very\s{1,3})?sorry\b|\bI\s{1,3}apologi[sz]e\b"
+    r"|\bI\s{1,3}(?:cannot|can't|can\s{1,3}not|am\s{1,3}unable\s{1,3}to|am\s{1,3}not\s{1,3}able\s{1,3}to|"
+    r"won't|will\s{1,3}not|must\s{1,3}decline\s{1,3}to)\s{1,3}(?:provide|answer|help|assist|determine|give|make|"
+    r"comply|classify|diagnose|offer|respond|solve)\b"
+    r"|\bas\s{1,3}an?\s{1,3}(?:ai|artificial|language\s{1,3}model|responsible|ethical|helpful)\b"
+    r"|\bI(?:'m|\s{1,3}am)\s{1,3}(?:just|only)?\s{0,3}an?\s{1,3}(?:ai|language\s{1,3}model)\b"
+    r"|\b(?:don't|do\s{1,3}not)\s{1,3}have\s{1,3}(?:enough|sufficient)\s{1,3}(?:context|information)\b"
+    r"|\bcould\s{1,3}you\s{1,3}(?:please\s{1,3})?(?:clarify|rephrase|provide)\b"
+    r"|\b(?:don't|do\s{1,3}not)\s{1,3}understand\s{1,3}(?:what|the\s{1,3}question)\b"
+    r"|抱歉|对不起|无法回答|不能回答|作为一个?(?:AI|人工智能)",
+    _I,
+)
+
+# Negation around a mention: "not B", "rather than B" before; "B is incorrect", "B: this can be ruled
+# out" after (within the same clause; NEG_AFTER is used with .match at the mention's end).
+NEG_BEFORE = re.compile(
+    r"(?:\bnot|n't|\bnor|\bneither|\bexcept|\brather\s{1,3}than|\binstead\s{1,3}of|\bthan|\brule\s{1,3}out|"
+    r"\beliminate|\bexclude|\bagainst|\bwithout|\bunlike|不是|不选|排除)\W{0,6}(?:(?:the|an?)\s{1,3})?"
+    r"(?:option\s{0,3}|choice\s{0,3})?\W{0,3}$",
+    _I,
+)
+NEG_AFTER = re.compile(
+    r"[\s\"'”’)\]]{0,4}(?:\([^()\n]{0,40}\)\s{0,3})?"  # a closing quote, an appositive "(Vitamin C)"
+    r"(?:[:：\-–—]{1,3}\s{0,3}(?:(?:this|it|that)\s{1,3})?|(?:,\s{0,3})?(?:also\s{1,3}|too\s{1,3})?)"
+    r"(?:(?:is|are|was|seems?|looks?|sounds?|appears?)\s{1,3}(?:also\s{1,3}|clearly\s{1,3}|definitely\s{1,3}|"
+    r"simply\s{1,3}|probably\s{1,3}|obviously\s{1,3})?(?:not\b|incorrect|wrong|false|unlikely|implausible|"
+    r"irrelevant|ruled\s{1,3}out|eliminated|a\s{1,3}(?:common\s{1,3})?(?:mistake|distractor|trap))"
+    r"|isn't|aren't|wasn't|doesn't|does\s{1,3}not|don't|do\s{1,3}not|can't|cannot"
+    r"|can\s{1,3}be\s{1,3}(?:ruled|eliminated|excluded)|not\s{1,3}(?:relevant|correct|right|likely)|(?:is\s{1,3})?tempting"
+    r"|不符合|不正确|错误|不对|排除)",
+    _I,
+)
+
+# Words after which a one-letter "A"/"I" is a real letter rather than the article or pronoun.
+VERBISH = frozenset(
+    "is was seems seem looks look fits fit matches match and or because since would could should must might may "
+    "also as appears makes sounds best instead rather but too then only still can cannot will isn't wasn't "
+    "doesn't has had vs versus remains if which though although being".split()
+)
+# First words of a claim value that is commentary, not an answer ("the answer is simple", "the
+# answer is based on ..."); such a value never counts as an out-of-range answer.
+NOT_AN_ANSWER_START = frozenset(
+    "correct incorrect right wrong clear clearly obvious obviously simple straightforward easy as below above "
+    "following this that these those it its based supported consistent given because since in at on by from "
+    "with within found shown listed determined calculated derived also still important reasonable plausible "
+    "valid sound justified due one what how why where when which who whether my our your his her their here "
+    "there then therefore thus so supposed expected going meant likely probably definitely provided "
+    "option options choice choices answer letter label of for not".split()
+)
+
+ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "sixth": 5, "last": -1}
+ORDINAL = re.compile(
+    r"^(?:the\s{1,3})?(first|second|third|fourth|fifth|sixth|last)\s{1,3}(?:option|choice|one|answer|candidate)\b",
+    _I,
+)
+SENT_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")

@@ -1,0 +1,304 @@
+"""The model extraction stage: a Ray Dataset of rendered prompts → the same rows plus model outputs.
+
+Built on ``ray.data.llm.build_processor`` with a ``vLLMEngineProcessorConfig`` (ray 2.60): Ray Data runs
+a pool of vLLM replicas (an actor pool, fixed or autoscaling), batches rows into them, and reports
+per-row engine errors instead of failing the batch. See docs/vllm.md for the findings behind it.
+
+Columns in:  ``prompt`` (str, already in the checkpoint's exact training format; no chat template is
+             applied) plus any other columns, which come back untouched (same values, same Arrow types).
+Columns out: the input columns, plus
+             ``raw_output`` (str; "" when the row failed), ``prompt_tokens`` (int; 0 when it failed),
+             ``extract_error`` (str | None; the engine's message for that row, e.g. prompt too long).
+
+Why the other columns are packed: the processor nests every row in one struct column and its vLLM stage
+reads and rewrites well-known keys in it — a row key ``model`` (our canonical column!) is taken as a
+LoRA adapter name, and ``prompt``, ``params``, ``metrics``, ``request_id``... are overwritten. So before
+the processor each row is serialized whole (a one-row Arrow IPC stream: exact types, no Python round
+trip) into one binary column, and restored after it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    import ray.data
+
+# xFinder's stop strings (xfinder package 0.2.6, same as OpenCompass's xFinder post-processor).
+XFINDER_STOP = ["<|endoftext|>", "<|im_end|>", "<eoa>", "<||>", "<end_of_turn>", "<|eot_id|>"]
+
+PROMPT_COLUMN = "prompt"
+OUTPUT_COLUMNS = ("raw_output", "prompt_tokens", "extract_error")
+_ROW_COLUMN = "__xr_row"  # the packed input row
+_ERROR_KEY = "__inference_error__"  # ray.data.llm's per-row error field (should_continue_on_error=True)
+# Weight and tokenizer files whose names and sizes enter model_identity (content hashes would mean reading GBs).
+_IDENTITY_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".model")
+_IDENTITY_NAMES = ("tokenizer.json", "tokenizer_config.json", "generation_config.json")
+
+
+@dataclass
+class VLLMStageConfig:
+    model_source: str  # HF id, local folder, or s3:// folder
+    max_model_len: int = 2048
+    max_tokens: int = 32  # xFinder answers are a few tokens
+    stop: list[str] = field(default_factory=lambda: list(XFINDER_STOP))
+    batch_size: int = 64
+    # int n: a fixed pool of n replicas; (min, max): an autoscaling pool.
+    concurrency: int | tuple[int, int] = 1
+    num_gpus_per_replica: float = 1.0  # per tensor-parallel worker; fractions share a GPU; ignored on CPU
+    num_cpus_per_replica: float = 1.0  # Ray CPUs reserved per engine worker
+    tensor_parallel_size: int = 1
+    device: str = "auto"  # auto | cpu | gpu; auto = gpu when the Ray cluster has GPUs
+    kv_cache_gib: int = 2  # VLLM_CPU_KVCACHE_SPACE on CPU (else vLLM asks for 92% of RAM)
+    enforce_eager: bool | None = None  # None: True on CPU (torch.compile start-up is ~140 s), vLLM's default on GPU
+    # Batches in flight per replica (ray's default 8). Overlapping batches hides each batch's tail.
+    max_concurrent_batches: int = 8
+    engine_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to vLLM verbatim, override anything
+    env_vars: dict[str, str] = field(default_factory=dict)  # added to the replicas' runtime_env
+
+
+def resolve_model_source(model_source: str) -> str:
+    """Map a configured model source to what the engine loads.
+
+    Local folders become absolute paths (Ray workers may run in another working directory); HF ids pass
+    through (with HF_HUB_OFFLINE=1 they must be in the local HF cache).
+    TODO(s3): s3:// folders pass through for now: ray.data.llm downloads remote model folders itself
+    (download_model_files with a CloudMirrorConfig, on each node). Hook here if we need our own
+    credentials/endpoint handling or a node-local cache keyed by model_identity().
+    """
+    if model_source.startswith(("s3://", "gs://")):
+        return model_source
+    p = Path(model_source).expanduser()
+    if p.exists():
+        return str(p.resolve())
+    return model_source
+
+
+def resolve_device(device: str) -> str:
+    """'cpu' or 'gpu'. 'auto' asks the Ray cluster (starting a local one if none is connected)."""
+    if device in ("cpu", "gpu"):
+        return device
+    if device != "auto":
+        raise ValueError(f"device must be auto, cpu or gpu, not {device!r}")
+    import ray
+
+    if not ray.is_initialized():
+        ray.init()  # build_processor would start it anyway
+    return "gpu" if ray.cluster_resources().get("GPU", 0) > 0 else "cpu"
+
+
+def _pool_size(concurrency: int | tuple[int, int]) -> tuple[int, int]:
+    if isinstance(concurrency, int):
+        # ray.data.llm reads an int n as an autoscaling pool 1..n; our config means a fixed pool.
+        return (concurrency, concurrency)
+    lo, hi = concurrency
+    return (int(lo), int(hi))
+
+
+def processor_config_kwargs(cfg: VLLMStageConfig, device: str) -> dict[str, Any]:
+    """The vLLMEngineProcessorConfig arguments for this stage config (a pure function, unit-testable)."""
+    on_cpu = device == "cpu"
+    tp = cfg.tensor_parallel_size
+    enforce_eager = cfg.enforce_eager if cfg.enforce_eager is not None else (True if on_cpu else None)
+    engine_kwargs: dict[str, Any] = {
+        "max_model_len": cfg.max_model_len,
+        "enable_prefix_caching": True,  # rows of one question share the long instruction prefix
+        "tensor_parallel_size": tp,
+    }
+    if enforce_eager is not None:
+        engine_kwargs["enforce_eager"] = enforce_eager
+    if not on_cpu and cfg.num_gpus_per_replica < 1:
+        # Several replicas on one GPU: each may only take its share of the memory.
+        engine_kwargs["gpu_memory_utilization"] = round(0.9 * cfg.num_gpus_per_replica, 3)
+    engine_kwargs.update(cfg.engine_kwargs)
+
+    if on_cpu:
+        # Without an explicit placement group the vLLM stage asks for a GPU and waits forever.
+        bundle: dict[str, float] = {"CPU": cfg.num_cpus_per_replica}
+    else:
+        bundle = {"CPU": cfg.num_cpus_per_replica, "GPU": cfg.num_gpus_per_replica}
+    env_vars: dict[str, str] = {}
+    if on_cpu:
+        env_vars["VLLM_CPU_KVCACHE_SPACE"] = str(cfg.kv_cache_gib)
+    for name in ("HF_HUB_OFFLINE", "HF_HOME", "HF_HUB_CACHE"):
+        # Replicas on other nodes do not inherit the driver's environment.
+        if name in os.environ:
+            env_vars[name] = os.environ[name]
+    env_vars.update({k: str(v) for k, v in cfg.env_vars.items()})
+
+    return dict(
+        model_source=resolve_model_source(cfg.model_source),
+        engine_kwargs=engine_kwargs,
+        batch_size=cfg.batch_size,
+        concurrency=_pool_size(cfg.concurrency),
+        max_concurrent_batches=cfg.max_concurrent_batches,
+        # The prompt is pre-rendered in the checkpoint's training format: no chat template.
+        chat_template_stage=False,
+        # vLLM tokenizes in its own front-end process and detokenizes incrementally (needed anyway for
+        # stop strings); the separate Ray stages would only add two actor pools (a CPU each).
+        tokenize_stage=False,
+        detokenize_stage=False,
+        should_continue_on_error=True,  # one bad row must not fail its batch
+        log_engine_metrics=False,  # True needs ray[serve] (RayPrometheusStatLogger)
+        placement_group_config={"bundle_per_worker": bundle, "strategy": "PACK"},
+        runtime_env={"env_vars": env_vars},
+    )
+
+
+def sampling_params(cfg: VLLMStageConfig) -> dict[str, Any]:
+    """Per-row vLLM SamplingParams kwargs: greedy, short, xFinder's stop strings (not kept in the text)."""
+    return {"temperature": 0.0, "max_tokens": cfg.max_tokens, "stop": list(cfg.stop)}
+
+
+# --- packing the passthrough columns ---------------------------------------------------------------
+
+
+def _pack_row(table: pa.Table, i: int) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table.slice(i, 1))
+    return sink.getvalue().to_pybytes()
+
+
+def _unpack_rows(blobs: list[bytes]) -> pa.Table:
+    tables = [pa.ipc.open_stream(pa.py_buffer(b)).read_all() for b in blobs]
+    try:
+        return pa.concat_tables(tables)
+    except pa.ArrowInvalid:
+        # Blocks of one dataset can differ slightly (e.g. an all-null column typed null in one file).
+        return pa.concat_tables(tables, promote_options="permissive")
+
+
+def _make_pack(sp: dict[str, Any]) -> Callable[[pa.Table], pa.Table]:
+    def pack(batch: pa.Table) -> pa.Table:
+        if PROMPT_COLUMN not in batch.column_names:
+            raise KeyError(f"the extraction stage needs a {PROMPT_COLUMN!r} column; got {batch.column_names}")
+        n = batch.num_rows
+        return pa.table(
+            {
+                PROMPT_COLUMN: batch[PROMPT_COLUMN],
+                "sampling_params": pa.array([sp] * n),
+                _ROW_COLUMN: pa.array([_pack_row(batch, i) for i in range(n)], pa.binary()),
+            }
+        )
+
+    return pack
+
+
+def _slim(row: dict[str, Any]) -> dict[str, Any]:
+    """Processor postprocess (success rows only): keep what the unpack step reads.
+
+    Error rows bypass it and arrive with the whole internal row, so both kinds share these names.
+    """
+    return {
+        _ROW_COLUMN: row[_ROW_COLUMN],
+        "generated_text": row["generated_text"],
+        "num_input_tokens": row["num_input_tokens"],
+    }
+
+
+def _unpack(batch: pa.Table) -> pa.Table:
+    n = batch.num_rows
+    cols = batch.column_names
+    if n == 0:
+        return pa.table({})
+    out = _unpack_rows(batch[_ROW_COLUMN].to_pylist())
+    errors = batch[_ERROR_KEY].to_pylist() if _ERROR_KEY in cols else [None] * n
+    errors = [e if e else None for e in errors]
+    texts = batch["generated_text"].to_pylist()
+    ntok = batch["num_input_tokens"].to_pylist()
+    raw = [("" if e or t is None else t) for t, e in zip(texts, errors, strict=True)]
+    toks = [(0 if e or k is None else int(k)) for k, e in zip(ntok, errors, strict=True)]
+    for name, arr in (
+        ("raw_output", pa.array(raw, pa.string())),
+        ("prompt_tokens", pa.array(toks, pa.int64())),
+        ("extract_error", pa.array(errors, pa.string())),
+    ):
+        # A re-run on already-extracted rows replaces the old outputs.
+        if name in out.column_names:
+            out = out.set_column(out.column_names.index(name), name, arr)
+        else:
+            out = out.append_column(name, arr)
+    return out
+
+
+def build_vllm_stage(cfg: VLLMStageConfig) -> Callable[[ray.data.Dataset], ray.data.Dataset]:
+    """Return ``ds -> ds'`` adding ``raw_output``, ``prompt_tokens`` and ``extract_error`` (lazy)."""
+    from ray.data.llm import build_processor, vLLMEngineProcessorConfig
+
+    device = resolve_device(cfg.device)
+    processor = build_processor(
+        vLLMEngineProcessorConfig(**processor_config_kwargs(cfg, device)),
+        postprocess=_slim,
+    )
+    pack = _make_pack(sampling_params(cfg))
+
+    def stage(ds: ray.data.Dataset) -> ray.data.Dataset:
+        # zero_copy_batch: pack/unpack only read their input. Both are cheap CPU maps that Ray fuses with
+        # the processor's own pre/post maps.
+        ds = ds.map_batches(pack, batch_format="pyarrow", zero_copy_batch=True)
+        ds = processor(ds)
+        return ds.map_batches(_unpack, batch_format="pyarrow", zero_copy_batch=True)
+
+    return stage
+
+
+# --- identity ---------------------------------------------------------------------------------------
+
+
+def _hf_revision(repo_id: str) -> str:
+    """The commit of the cached snapshot (offline), else the hub's current one, else 'unresolved'."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(repo_id, "config.json")
+        if isinstance(cached, str):
+            parts = Path(cached).parts
+            if "snapshots" in parts:
+                return parts[parts.index("snapshots") + 1]
+    except Exception:  # noqa: BLE001 - identity must not fail the job
+        pass
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("1", "true", "True", "YES", "yes"):
+        try:
+            from huggingface_hub import HfApi
+
+            sha = HfApi().model_info(repo_id).sha
+            if sha:
+                return sha
+        except Exception:  # noqa: BLE001
+            pass
+    return "unresolved"
+
+
+def model_identity(model_source: str) -> str:
+    """A short, stable name for the weights: two runs are comparable only if this matches.
+
+    Folder (local or s3://): ``<folder name>@<12 hex>``, hashing config.json's bytes plus the names and
+    sizes of the weight and tokenizer files (not their contents: that would read gigabytes).
+    HF id: ``<id>@<commit>`` (the cached snapshot's commit when offline).
+    """
+    is_remote = model_source.startswith(("s3://", "gs://"))
+    if not is_remote and not Path(model_source).expanduser().is_dir():
+        return f"{model_source}@{_hf_revision(model_source)}"
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(model_source if is_remote else str(Path(model_source).expanduser()))
+    root = root.rstrip("/")
+    h = hashlib.sha256()
+    with fs.open(f"{root}/config.json", "rb") as f:
+        h.update(f.read())
+    entries = []
+    for info in fs.ls(root, detail=True):
+        name = info["name"].rstrip("/").rsplit("/", 1)[-1]
+        if info.get("type") == "file" and (name.endswith(_IDENTITY_SUFFIXES) or name in _IDENTITY_NAMES):
+            entries.append([name, int(info.get("size") or 0)])
+    h.update(json.dumps(sorted(entries)).encode())
+    return f"{root.rsplit('/', 1)[-1]}@{h.hexdigest()[:12]}"

@@ -1,0 +1,57 @@
+"""The judge every verdict passes through: is the extracted key answer the correct answer?
+
+    judge(key_answer_type, standard_answer_range, extracted, correct_answer, *, math="math-verify")
+
+`math` names the comparator (kept as the config name for historical reasons; it applies to all
+types): "math-verify" (default) judges math answers by bounded mathematical equivalence and
+non-math answers with xFinder's rule plus option-text mapping; "xfinder-compat" reproduces the
+`xfinder` 0.2.6 package's comparator, misjudgments included. See docs/judging.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..records import NO_VALID_ANSWER, parse_answer_range
+from .math_equiv import math_equivalent, stats, warm_up
+from .text import option_equal, text_equal
+from .xfinder_compat import compat_equal
+
+MATH_COMPARATORS = ("math-verify", "xfinder-compat")
+
+__all__ = ["MATH_COMPARATORS", "judge", "stats", "warm_up"]
+
+
+def _is_no_valid_answer(text: str) -> bool:
+    return text.strip().casefold() == NO_VALID_ANSWER.casefold()
+
+
+def judge(
+    key_answer_type: str,
+    standard_answer_range: Any,
+    extracted: str,
+    correct_answer: str,
+    *,
+    math: str = "math-verify",
+) -> bool:
+    """True when `extracted` is judged correct against `correct_answer`.
+
+    `standard_answer_range` may be raw (JSON / Python-literal string, list) or already parsed.
+    Raises ValueError for an unknown comparator and records.InvalidRecord (a ValueError) for an
+    unknown key_answer_type or a malformed range. Never raises for any answer text, and a math
+    comparison takes at most ~2 s whatever the strings.
+    """
+    if math not in MATH_COMPARATORS:
+        raise ValueError(f"unknown math comparator {math!r}; expected one of {', '.join(MATH_COMPARATORS)}")
+    answer_range = parse_answer_range(standard_answer_range, key_answer_type)
+    extracted = "" if extracted is None else str(extracted)
+    correct_answer = "" if correct_answer is None else str(correct_answer)
+    if _is_no_valid_answer(extracted):
+        return False
+    if math == "xfinder-compat":
+        return compat_equal(key_answer_type, answer_range, extracted, correct_answer)
+    if key_answer_type == "math":
+        return math_equivalent(extracted, correct_answer)
+    if key_answer_type == "alphabet_option":
+        return option_equal(extracted, correct_answer, answer_range)  # type: ignore[arg-type]
+    return text_equal(extracted, correct_answer)

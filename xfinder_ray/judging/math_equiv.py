@@ -1,0 +1,57 @@
+"""The `math-verify` comparator: mathematical equivalence, bounded in time and memory.
+
+Two tiers. (1) Pure-Python fast path (`math_normalize`): normalized-string equality and exact
+`Fraction` comparison of plain numbers; this decides most benchmark answers in microseconds.
+(2) Everything else goes to math-verify's LaTeX parser and `verify` in the bounded worker
+(`bounded.py`); a timeout, crash or memory error there is a "not equivalent" verdict, counted in
+`stats()`.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict
+
+from .bounded import get_verifier
+from .math_normalize import MathAnswer, compare_fast, prepare
+
+_stats_lock = threading.Lock()
+_counts = {"comparisons": 0, "fast_path": 0, "worker": 0, "over_cap": 0}
+
+
+def _count(key: str) -> None:
+    with _stats_lock:
+        _counts[key] += 1
+
+
+def math_equivalent(extracted: str, correct: str) -> bool:
+    """Whether `extracted` is mathematically equivalent to `correct` (the gold answer)."""
+    _count("comparisons")
+    pred = prepare(extracted)
+    gold = prepare(correct)
+    if pred.over_cap or gold.over_cap:
+        _count("over_cap")
+    fast = compare_fast(pred, gold)
+    if fast is not None:
+        _count("fast_path")
+        return fast
+    _count("worker")
+    return _worker_equivalent(gold, pred)
+
+
+def _worker_equivalent(gold: MathAnswer, pred: MathAnswer) -> bool:
+    ok, _status = get_verifier().verify(gold.worker_candidates(pred), pred.worker_candidates(gold))
+    return ok
+
+
+def warm_up() -> None:
+    """Start the math-verify worker now (about a second, once per process)."""
+    get_verifier().warm_up()
+
+
+def stats() -> dict[str, int]:
+    """Counters for this process: comparisons, fast-path verdicts, worker calls, timeouts, crashes..."""
+    with _stats_lock:
+        out = dict(_counts)
+    out.update({f"worker_{k}": v for k, v in asdict(get_verifier().stats).items()})
+    return out

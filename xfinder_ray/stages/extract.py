@@ -1,0 +1,53 @@
+"""extract: rows -> + `raw_output` (and `prompt_tokens`, `extract_error` for model extractors).
+
+`rules` runs in plain map_batches tasks; `xfinder` runs in a pool of vLLM replicas
+(xfinder_ray/extractors/vllm_stage.py). Both return the extractor's identity, written on every row.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+import ray
+
+from xfinder_ray.config import JobConfig
+from xfinder_ray.extractors import extractor_identity, get_record_extractor
+from xfinder_ray.records import validate
+
+
+@dataclass(frozen=True)
+class ExtractStage:
+    name: str  # rules | xfinder
+    identity: str  # written on every judgment row and in the manifest
+    apply: Callable[[ray.data.Dataset], ray.data.Dataset]
+    needs_prompt: bool
+    needs_parse: bool
+
+
+def rules_batch(batch: pd.DataFrame) -> pd.DataFrame:
+    extract = get_record_extractor("rules")
+    cols = batch.drop(columns=["reject_reason"]).to_dict("records")
+    outputs = [extract(validate(row)) for row in cols]
+    return batch.assign(raw_output=outputs, prompt_tokens=None, truncated=False)
+
+
+def model_is_local(source: str) -> bool:
+    return source.startswith("s3://") or os.path.isdir(source)
+
+
+def build_extract_stage(cfg: JobConfig) -> ExtractStage:
+    name = cfg.extractor.name
+    if name == "rules":
+        ident = f"rules:{extractor_identity('rules')}"
+        return ExtractStage(
+            "rules", ident, lambda ds: ds.map_batches(rules_batch, batch_format="pandas"), False, False
+        )
+    from xfinder_ray.extractors.vllm_stage import build_vllm_stage, model_identity, stage_config_from
+
+    x = cfg.xfinder
+    stage_cfg = stage_config_from(x)
+    ident = f"xfinder:{x.checkpoint}@{model_identity(x.model_source, x.revision)}:{x.prompt_format}"
+    return ExtractStage("xfinder", ident, build_vllm_stage(stage_cfg), True, True)
