@@ -24,15 +24,19 @@ def main() -> None:
     result = run(cfg)
     wall = time.time() - t1
     n = result.manifest["counts"]["input"]
-    print(json.dumps({
-        "records": n,
-        "judged": result.manifest["counts"]["judged"],
-        "wall_s": round(wall, 2),
-        "ray_start_s": round(t1 - t0, 2),
-        "records_per_s": round(n / wall, 1),
-        "driver_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "extractor": result.manifest["extractor"],
-    }))
+    print(
+        json.dumps(
+            {
+                "records": n,
+                "judged": result.manifest["counts"]["judged"],
+                "wall_s": round(wall, 2),
+                "ray_start_s": round(t1 - t0, 2),
+                "records_per_s": round(n / wall, 1),
+                "driver_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "extractor": result.manifest["extractor"],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Entry point for `ray job submit` — the same code path as `xfinder-ray score`.
 
-    ray job submit --working-dir . -- python jobs/score.py --config configs/default.yaml input=s3://...
+ray job submit --working-dir . -- python jobs/score.py --config configs/default.yaml input=s3://...
 """
 
 import sys

@@ -167,6 +167,8 @@ class SeaweedS3:
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock_dir: str | None = None
         self._healthy_s = 0.0
+        self._boto: Any = None
+        self._log_offset = 0  # where the current run's output starts in the log
         atexit.register(self.stop)
 
     # --------------------------------------------------------------------------------------- addresses
@@ -220,6 +222,9 @@ class SeaweedS3:
         return s3fs.S3FileSystem(**{**self.storage_options(), "skip_instance_cache": True, **kwargs})
 
     def _client(self) -> Any:
+        # One client for the server's life: building one loads botocore's service models (~0.2-0.6 s).
+        if self._boto is not None:
+            return self._boto
         import botocore.config
         import botocore.session
 
@@ -227,7 +232,7 @@ class SeaweedS3:
         cfg = botocore.config.Config(
             connect_timeout=2, read_timeout=10, retries={"max_attempts": 1}, s3={"addressing_style": "path"}
         )
-        return session.create_client(
+        self._boto = session.create_client(
             "s3",
             endpoint_url=self.endpoint_url,
             aws_access_key_id=self.access_key,
@@ -235,6 +240,7 @@ class SeaweedS3:
             region_name=self.region,
             config=cfg,
         )
+        return self._boto
 
     # --------------------------------------------------------------------------------------- life cycle
 
@@ -273,6 +279,7 @@ class SeaweedS3:
                 # The maintenance worker dials the admin server at its HTTP port + 10000, whatever
                 # -admin.port.grpc says: keep that pair consistent so the worker reaches our admin server.
                 self.ports["admin"], self.ports["admin_grpc"] = _free_pair(10_000, set(self.ports.values()))
+                self._boto = None  # bound to the old endpoint
             try:
                 return self._start_once()
             except _PortTaken:
@@ -285,6 +292,7 @@ class SeaweedS3:
         with open(self.log_path, "ab") as log:
             log.write(f"\n===== start {time.strftime('%H:%M:%S')} ports={self.ports}\n".encode())
             log.flush()
+            self._log_offset = log.tell()
             self._proc = subprocess.Popen(
                 self._command(),
                 cwd=self.data_dir,  # weed reads ./security.toml etc. from its working directory
@@ -309,15 +317,13 @@ class SeaweedS3:
     def _wait_ready(self, t0: float) -> None:
         deadline = t0 + self.startup_timeout
         health = f"{self.endpoint_url}/healthz"
+        # No proxies for a loopback probe, whatever http_proxy says.
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         last: Exception | None = None
         while time.monotonic() < deadline:
-            if self._proc is None or self._proc.poll() is not None:
-                tail = self.log_tail()
-                if "address already in use" in tail:
-                    raise _PortTaken(tail)
-                raise RuntimeError(f"weed mini exited with {self._proc and self._proc.returncode}:\n{tail}")
+            self._check_alive()
             try:
-                with urllib.request.urlopen(health, timeout=1) as resp:
+                with opener.open(health, timeout=1) as resp:
                     if resp.status == 200:
                         self._healthy_s = time.monotonic() - t0
                         break
@@ -341,11 +347,29 @@ class SeaweedS3:
                 return
             except Exception as e:  # any failure here means "not ready yet"
                 last = e
+            self._check_alive()
             if time.monotonic() > deadline:
                 raise TimeoutError(
                     f"S3 not writable after {self.startup_timeout}s ({last}):\n{self.log_tail()}"
                 )
             time.sleep(0.1)
+
+    def _check_alive(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            return
+        out = self._run_output()
+        if "address already in use" in out or "Port allocation failed" in out:
+            raise _PortTaken(out[-4000:])
+        code = self._proc.returncode if self._proc else None
+        raise RuntimeError(f"weed mini exited with {code}:\n{out[-4000:]}")
+
+    def _run_output(self) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(self._log_offset)
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
 
     def stop(self, timeout: float = 20.0, *, kill: bool = False) -> None:
         """Stop the server (SIGTERM, then SIGKILL after `timeout`); `kill=True` simulates a crash."""

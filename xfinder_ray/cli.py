@@ -163,7 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(make=cmd_prompt)
 
     sp = sub.add_parser("extract", help="add `extracted_answer` to each record")
-    sp.add_argument("--extractor", default="rules", help="a registered record-level extractor (default: rules)")
+    sp.add_argument(
+        "--extractor", default="rules", help="a registered record-level extractor (default: rules)"
+    )
     sp.set_defaults(make=cmd_extract)
 
     sp = sub.add_parser("judge", help="add `judgment` (reads `extracted_answer` or `extracted`)")
@@ -172,7 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("score", help="run the scoring job (Ray Data + vLLM) on a config")
     sp.add_argument("--config", help="YAML config (configs/local.yaml, configs/default.yaml, ...)")
-    sp.add_argument("overrides", nargs="*", help="dotlist overrides: input=... output=... extractor.name=rules")
+    sp.add_argument(
+        "overrides", nargs="*", help="dotlist overrides: input=... output=... extractor.name=rules"
+    )
     return p
 
 

@@ -124,7 +124,9 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         cfg: JobConfig = OmegaConf.to_object(conf)  # type: ignore[assignment]
     except OmegaConfBaseException as e:
         # omegaconf's messages name the key and the expected type; drop its multi-line context.
-        raise ConfigError(f"invalid config: {str(e).splitlines()[0]} (key: {getattr(e, 'full_key', '?')})") from None
+        raise ConfigError(
+            f"invalid config: {str(e).splitlines()[0]} (key: {getattr(e, 'full_key', '?')})"
+        ) from None
     _check(cfg)
     return cfg
 
@@ -143,12 +145,16 @@ def _check(cfg: JobConfig) -> None:
     }
     for key, (value, allowed) in choices.items():
         if value not in allowed:
-            raise ConfigError(f"invalid config: {key}={value!r}; expected one of {', '.join(map(str, allowed))}")
+            raise ConfigError(
+                f"invalid config: {key}={value!r}; expected one of {', '.join(map(str, allowed))}"
+            )
     if not cfg.input.paths:
         raise ConfigError("invalid config: input.paths is empty")
     x = cfg.xfinder
     if (x.min_replicas is None) != (x.max_replicas is None):
-        raise ConfigError("invalid config: set both xfinder.min_replicas and xfinder.max_replicas, or neither")
+        raise ConfigError(
+            "invalid config: set both xfinder.min_replicas and xfinder.max_replicas, or neither"
+        )
     if x.min_replicas is not None and not 1 <= x.min_replicas <= x.max_replicas:
         raise ConfigError("invalid config: need 1 <= xfinder.min_replicas <= xfinder.max_replicas")
     for key in ("replicas", "max_tokens", "max_model_len", "batch_size", "tensor_parallel_size"):

@@ -11,11 +11,15 @@ from xfinder_ray.records import NO_VALID_ANSWER, AnswerRange
 STOP_STRINGS = ("<|endoftext|>", "<|im_end|>", "<eoa>", "<||>", "<end_of_turn>", "<|eot_id|>")
 MAX_PARSE_CHARS = 4_000  # a key answer is short; anything longer is cut before matching
 
-_PREFIX = re.compile(r"^\s*(?:key\s+extracted\s+answer|extracted\s+answer|key\s+answer|answer)\s*[:：]\s*", re.I)
+_PREFIX = re.compile(
+    r"^\s*(?:key\s+extracted\s+answer|extracted\s+answer|key\s+answer|answer)\s*[:：]\s*", re.I
+)
 _QUOTES = "\"'`“”‘’「」"
 _NO_ANSWER = re.compile(r"^\[?\s*no\s+valid\s+answer\s*\]?\.?$", re.I)
 # A bare option letter, optionally decorated: "B", "(B)", "B.", "B)", "**B**", "Option B", "B: text".
-_LETTER = re.compile(r"^(?:option|choice|answer)?\s*[\(\[]?([A-Za-z])[\)\]]?(?:\s*[\.:：、)]\s*(.*))?$", re.S | re.I)
+_LETTER = re.compile(
+    r"^(?:option|choice|answer)?\s*[\(\[]?([A-Za-z])[\)\]]?(?:\s*[\.:：、)]\s*(.*))?$", re.S | re.I
+)
 
 
 def normalize_text(text: str) -> str:

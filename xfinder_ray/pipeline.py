@@ -50,8 +50,10 @@ class JobResult:
 def choose_extractor(cfg: JobConfig) -> tuple[JobConfig, list[str]]:
     """Apply the embedded default's fallback: xfinder only when its checkpoint is on disk."""
     notes: list[str] = []
-    if cfg.extractor.name == "xfinder" and cfg.extractor.fallback == "rules" and not model_is_local(
-        cfg.xfinder.model_source
+    if (
+        cfg.extractor.name == "xfinder"
+        and cfg.extractor.fallback == "rules"
+        and not model_is_local(cfg.xfinder.model_source)
     ):
         notes.append(
             f"xFinder checkpoint not found at {cfg.xfinder.model_source!r}; using the model-free `rules` "
@@ -63,7 +65,9 @@ def choose_extractor(cfg: JobConfig) -> tuple[JobConfig, list[str]]:
 
 def prepare_output(out: Location, overwrite: bool) -> None:
     if exists(out.join("manifest.json")) and not overwrite:
-        raise OutputExists(f"{out.uri} already holds a committed run (manifest.json); set output.overwrite=true")
+        raise OutputExists(
+            f"{out.uri} already holds a committed run (manifest.json); set output.overwrite=true"
+        )
     for part in ("manifest.json", "judgments", "rejects", "accuracy"):
         loc = out.join(part)
         if part == "manifest.json":
@@ -83,7 +87,9 @@ def count_input(cfg: JobConfig) -> int:
     total = 0
     for uri in cfg.input.paths:
         loc = resolve(uri, cfg.storage)
-        jsonl = cfg.input.format == "jsonl" or (cfg.input.format == "auto" and uri.rstrip("/").endswith(JSONL_SUFFIXES))
+        jsonl = cfg.input.format == "jsonl" or (
+            cfg.input.format == "auto" and uri.rstrip("/").endswith(JSONL_SUFFIXES)
+        )
         for path in list_files(loc, JSONL_SUFFIXES if jsonl else PARQUET_SUFFIXES):
             if jsonl:
                 with loc.fs.open_input_stream(path, compression="detect") as f:
@@ -104,7 +110,9 @@ def run(cfg: JobConfig) -> JobResult:
     batch = cfg.ray.batch_size
 
     # read -> validate
-    checked = read_input(cfg.input, cfg.storage).map_batches(validate_batch, batch_format="pandas", batch_size=batch)
+    checked = read_input(cfg.input, cfg.storage).map_batches(
+        validate_batch, batch_format="pandas", batch_size=batch
+    )
     rejected = checked.map_batches(invalid_only, batch_format="pandas", batch_size=batch)
     valid = checked.map_batches(valid_only, batch_format="pandas", batch_size=batch)
     # prompt -> extract -> parse + judge
@@ -116,11 +124,15 @@ def run(cfg: JobConfig) -> JobResult:
             fn_kwargs=dict(
                 checkpoint=cfg.xfinder.checkpoint,
                 fmt=cfg.xfinder.prompt_format,
-                max_prompt_tokens=min(cfg.xfinder.max_model_len, TRAINING_MAX_LENGTH) - cfg.xfinder.max_tokens,
+                max_prompt_tokens=min(cfg.xfinder.max_model_len, TRAINING_MAX_LENGTH)
+                - cfg.xfinder.max_tokens,
             ),
         )
     judged = extract.apply(valid).map_batches(
-        judge_batch, batch_format="pandas", batch_size=batch, fn_kwargs=dict(math=cfg.judge.math, parse=extract.needs_parse)
+        judge_batch,
+        batch_format="pandas",
+        batch_size=batch,
+        fn_kwargs=dict(math=cfg.judge.math, parse=extract.needs_parse),
     )
     # write: judged and rejected rows in one pass
     sink = OutputSink(out.join("judgments"), out.join("rejects"), extract.identity, cfg.judge.math)

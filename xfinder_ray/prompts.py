@@ -21,8 +21,12 @@ CHECKPOINTS = ("xFinder-qwen1505", "xFinder-llama38it")
 FORMATS = ("training", "xfinder-package", "opencompass")
 TRAINING_MAX_LENGTH = 2048  # xtuner max_length used for both checkpoints
 
-SYSTEM_SHORT = "You are a help assistant tasked with extracting the precise key answer from given output sentences."
-SYSTEM_FULL = SYSTEM_SHORT + " You must only provide the extracted key answer without including any additional text."
+SYSTEM_SHORT = (
+    "You are a help assistant tasked with extracting the precise key answer from given output sentences."
+)
+SYSTEM_FULL = (
+    SYSTEM_SHORT + " You must only provide the extracted key answer without including any additional text."
+)
 
 INSTRUCTION = (
     "I will provide you with a question, output sentences along with an answer range. The output sentences are "
@@ -64,7 +68,9 @@ class PromptFormat:
 
 def prompt_format(checkpoint: str, fmt: str = "training") -> PromptFormat:
     if checkpoint not in CHECKPOINTS:
-        raise ValueError(f"unknown xFinder checkpoint {checkpoint!r}; expected one of {', '.join(CHECKPOINTS)}")
+        raise ValueError(
+            f"unknown xFinder checkpoint {checkpoint!r}; expected one of {', '.join(CHECKPOINTS)}"
+        )
     if fmt == "training":
         # Both checkpoints were fine-tuned with xtuner's default template, whatever their base model.
         return PromptFormat(fmt, TEMPLATE_XTUNER_DEFAULT, SYSTEM_FULL, INSTRUCTION)
@@ -136,7 +142,9 @@ def render_prompt(
         overhead = len(full) - len(llm_output) + len(TRUNCATION_MARKER)
         keep = max(0, budget_chars - overhead)
         head, tail = _cut_middle(llm_output, keep)
-        return RenderedPrompt(render(spec, question, head + TRUNCATION_MARKER + tail, answer_range), True, None)
+        return RenderedPrompt(
+            render(spec, question, head + TRUNCATION_MARKER + tail, answer_range), True, None
+        )
     n_full = len(tokenizer(full))
     if n_full <= max_prompt_tokens:
         return RenderedPrompt(full, False, n_full)

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 NO_VALID_ANSWER = "[No valid answer]"
-MATH_ANSWER_RANGE = "a(n) number / set / vector / matrix / interval / expression / function / equation / inequality"
+MATH_ANSWER_RANGE = (
+    "a(n) number / set / vector / matrix / interval / expression / function / equation / inequality"
+)
 KEY_ANSWER_TYPES = ("alphabet_option", "short_text", "categorical_label", "math")
 
 # The canonical columns, in output order.
@@ -78,7 +80,9 @@ def _literal(text: str) -> Any:
         # literal_eval evaluates literals only (no names, calls or attributes); size bounded above.
         return ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as e:
-        raise InvalidRecord(f"standard_answer_range is not a JSON or Python list literal: {type(e).__name__}") from None
+        raise InvalidRecord(
+            f"standard_answer_range is not a JSON or Python list literal: {type(e).__name__}"
+        ) from None
 
 
 def parse_answer_range(value: Any, key_answer_type: str) -> AnswerRange:
@@ -91,7 +95,9 @@ def parse_answer_range(value: Any, key_answer_type: str) -> AnswerRange:
         # The math range is fixed: xFinder always shows the same type description.
         return MATH_ANSWER_RANGE
     if key_answer_type not in KEY_ANSWER_TYPES:
-        raise InvalidRecord(f"unknown key_answer_type {key_answer_type!r}; expected one of {', '.join(KEY_ANSWER_TYPES)}")
+        raise InvalidRecord(
+            f"unknown key_answer_type {key_answer_type!r}; expected one of {', '.join(KEY_ANSWER_TYPES)}"
+        )
     if value is None:
         raise InvalidRecord("standard_answer_range is missing")
     if isinstance(value, str):
@@ -116,7 +122,9 @@ def parse_answer_range(value: Any, key_answer_type: str) -> AnswerRange:
                 or not all(isinstance(x, str) for x in item)
                 or not item[0].strip()
             ):
-                raise InvalidRecord("alphabet_option standard_answer_range must be a list of [letter, text] pairs")
+                raise InvalidRecord(
+                    "alphabet_option standard_answer_range must be a list of [letter, text] pairs"
+                )
             pairs.append((item[0].strip(), item[1]))
         return pairs
     if not all(isinstance(x, str) for x in items):

@@ -32,7 +32,10 @@ def s3_filesystem(storage: StorageConfig | None = None) -> pafs.S3FileSystem:
     s = storage or StorageConfig()
     endpoint = s.endpoint_url or os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT_URL_S3")
     region = s.region or os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION") or "us-east-1"
-    kwargs: dict[str, Any] = {"region": region, "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=10)}
+    kwargs: dict[str, Any] = {
+        "region": region,
+        "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=10),
+    }
     if endpoint:
         scheme, _, rest = endpoint.partition("://")
         kwargs["endpoint_override"] = rest or scheme

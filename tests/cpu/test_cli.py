@@ -25,7 +25,12 @@ GOOD = {
 
 def cli(*args, stdin: str):
     return subprocess.run(
-        [sys.executable, "-m", "xfinder_ray", *args], input=stdin, capture_output=True, text=True, cwd=ROOT, timeout=120
+        [sys.executable, "-m", "xfinder_ray", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
     )
 
 
@@ -54,8 +59,14 @@ def test_bad_lines_are_reported_with_line_numbers_and_others_processed():
 
 
 def test_invalid_record_gets_error_field_and_exit_1():
-    r = cli("prompt", "--checkpoint", "xFinder-llama38it", "--format", "xfinder-package",
-            stdin=json.dumps(dict(GOOD, question=None)) + "\n" + json.dumps(GOOD) + "\n")
+    r = cli(
+        "prompt",
+        "--checkpoint",
+        "xFinder-llama38it",
+        "--format",
+        "xfinder-package",
+        stdin=json.dumps(dict(GOOD, question=None)) + "\n" + json.dumps(GOOD) + "\n",
+    )
     assert r.returncode == 1 and "line 1: invalid record: field 'question' is null" in r.stderr
     out = lines(r.stdout)
     assert "error" in out[0] and out[1]["prompt"].startswith("<|start_header_id|>system")
@@ -71,10 +82,17 @@ def test_extract_then_judge_pipe():
 
 
 def test_judge_reads_extracted_and_xfinder_compat():
-    row = {"key_answer_type": "math", "standard_answer_range": "x", "extracted": r"\frac{1}{2}", "correct_answer": "0.5"}
+    row = {
+        "key_answer_type": "math",
+        "standard_answer_range": "x",
+        "extracted": r"\frac{1}{2}",
+        "correct_answer": "0.5",
+    }
     assert lines(cli("judge", stdin=json.dumps(row) + "\n").stdout)[0]["judgment"] is True
     r = cli("judge", "--math", "xfinder-compat", stdin=json.dumps(row) + "\n")
-    assert r.returncode == 0 and lines(r.stdout)[0]["judgment"] is False  # the original comparator's known miss
+    assert (
+        r.returncode == 0 and lines(r.stdout)[0]["judgment"] is False
+    )  # the original comparator's known miss
     r = cli("judge", stdin=json.dumps({"key_answer_type": "math"}) + "\n")
     assert r.returncode == 1 and "no extracted_answer" in r.stderr
 

@@ -21,7 +21,9 @@ def _load(name: str) -> list[dict]:
     for folder in (LOCAL_DATA, SHARED_DATA):
         path = folder / name
         if path.is_file():
-            return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            return [
+                json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+            ]
     pytest.skip(f"{name} not found in {LOCAL_DATA} or {SHARED_DATA}")
 
 
@@ -122,7 +124,11 @@ def test_alphabet_option(extracted, correct, expected):
     ],
 )
 def test_text_types(kat, extracted, correct, expected):
-    rng = ["be quiet", "run outside"] if kat == "short_text" else ["positive", "negative", "Sci/Tech", "True", "False"]
+    rng = (
+        ["be quiet", "run outside"]
+        if kat == "short_text"
+        else ["positive", "negative", "Sci/Tech", "True", "False"]
+    )
     assert judge(kat, rng, extracted, correct) is expected
 
 
@@ -257,7 +263,11 @@ MATH_CASES = {
 
 @pytest.mark.parametrize(
     "extracted, correct, expected",
-    [pytest.param(*case, id=f"{group}: {case[0]} vs {case[1]}") for group, cases in MATH_CASES.items() for case in cases],
+    [
+        pytest.param(*case, id=f"{group}: {case[0]} vs {case[1]}")
+        for group, cases in MATH_CASES.items()
+        for case in cases
+    ],
 )
 def test_math_verify_classes(extracted, correct, expected):
     assert mj(extracted, correct) is expected
@@ -309,7 +319,9 @@ def _accuracy(rows: list[dict], comparator: str, field: str) -> tuple[float, lis
     misses = [
         r
         for r in rows
-        if judge(r["key_answer_type"], r["standard_answer_range"], r[field], r["correct_answer"], math=comparator)
+        if judge(
+            r["key_answer_type"], r["standard_answer_range"], r[field], r["correct_answer"], math=comparator
+        )
         is not r["gold_judgment"]
     ]
     return 1 - len(misses) / len(rows), misses

@@ -216,7 +216,7 @@ _ANSWERS = st.one_of(
 )
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(extracted=_ANSWERS, correct=_ANSWERS, comparator=st.sampled_from(MATH_COMPARATORS))
 def test_fuzz_math_never_raises_and_is_bounded(extracted, correct, comparator):
     verdict, elapsed = _timed(_mj, extracted, correct, comparator)
@@ -224,7 +224,7 @@ def test_fuzz_math_never_raises_and_is_bounded(extracted, correct, comparator):
     assert elapsed < BOUND_S
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, database=None)
 @given(
     kat=st.sampled_from(["alphabet_option", "short_text", "categorical_label"]),
     extracted=st.text(max_size=60),

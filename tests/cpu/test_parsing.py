@@ -53,7 +53,13 @@ def test_short_text_is_case_and_punctuation_insensitive():
 
 @pytest.mark.parametrize(
     "raw, expected",
-    [(r"\frac{3}{4}", r"\frac{3}{4}"), ("270.", "270"), (" x = 3 ", "x = 3"), ("1,000", "1,000"), ("", NO_VALID_ANSWER)],
+    [
+        (r"\frac{3}{4}", r"\frac{3}{4}"),
+        ("270.", "270"),
+        (" x = 3 ", "x = 3"),
+        ("1,000", "1,000"),
+        ("", NO_VALID_ANSWER),
+    ],
 )
 def test_math_kept_as_written(raw, expected):
     assert parse_output(raw, "math", "a(n) number") == expected

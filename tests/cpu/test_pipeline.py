@@ -15,12 +15,24 @@ from xfinder_ray.stages.aggregate import wilson
 pytestmark = pytest.mark.ray
 
 KINDS = [
-    ("alphabet_option", json.dumps([["A", "red"], ["B", "blue"], ["C", "green"]]), "B",
-     ["The sky is blue, so the answer is (B).", "I think C.", "Answer: A", "Hmm.", ""]),
-    ("categorical_label", json.dumps(["Positive", "Negative"]), "Positive",
-     ["The review is Positive.", "Sentiment: Negative", "I cannot tell."]),
-    ("math", "a(n) number / set / vector / matrix / interval / expression / function / equation / inequality", "0.5",
-     [r"So the result is $\boxed{\frac{1}{2}}$.", "#### 0.5", "The answer is 2.", "The answer is 1/2."]),
+    (
+        "alphabet_option",
+        json.dumps([["A", "red"], ["B", "blue"], ["C", "green"]]),
+        "B",
+        ["The sky is blue, so the answer is (B).", "I think C.", "Answer: A", "Hmm.", ""],
+    ),
+    (
+        "categorical_label",
+        json.dumps(["Positive", "Negative"]),
+        "Positive",
+        ["The review is Positive.", "Sentiment: Negative", "I cannot tell."],
+    ),
+    (
+        "math",
+        "a(n) number / set / vector / matrix / interval / expression / function / equation / inequality",
+        "0.5",
+        [r"So the result is $\boxed{\frac{1}{2}}$.", "#### 0.5", "The answer is 2.", "The answer is 1/2."],
+    ),
 ]
 
 
@@ -29,13 +41,24 @@ def make_rows(n: int, seed: int = 0) -> list[dict]:
     rows = []
     for i in range(n):
         kat, rng, correct, outs = KINDS[i % len(KINDS)]
-        rows.append(dict(record_id=f"r{i:06d}", model=f"model-{rnd.randrange(4)}", task=f"task-{kat}",
-                         key_answer_type=kat, question=f"Question {i % 97}?", llm_output=rnd.choice(outs),
-                         standard_answer_range=rng, correct_answer=correct))
-    bad = [dict(rows[0], record_id="bad-null", question=None),
-           dict(rows[0], record_id="bad-type", key_answer_type="essay"),
-           dict(rows[0], record_id="bad-range", standard_answer_range="[['A', 'red'"),
-           dict(rows[0], record_id="bad-answer", correct_answer="Z")]
+        rows.append(
+            dict(
+                record_id=f"r{i:06d}",
+                model=f"model-{rnd.randrange(4)}",
+                task=f"task-{kat}",
+                key_answer_type=kat,
+                question=f"Question {i % 97}?",
+                llm_output=rnd.choice(outs),
+                standard_answer_range=rng,
+                correct_answer=correct,
+            )
+        )
+    bad = [
+        dict(rows[0], record_id="bad-null", question=None),
+        dict(rows[0], record_id="bad-type", key_answer_type="essay"),
+        dict(rows[0], record_id="bad-range", standard_answer_range="[['A', 'red'"),
+        dict(rows[0], record_id="bad-answer", correct_answer="Z"),
+    ]
     return rows + bad
 
 
@@ -64,14 +87,18 @@ def test_rules_end_to_end_local(ray_local, tmp_path):
     rejects = pd.read_parquet(out / "rejects")
     assert len(judgments) == 3000 and judgments["record_id"].is_unique
     assert set(judgments["record_id"]) | set(rejects["record_id"]) == {r["record_id"] for r in rows}
-    reasons = dict(zip(rejects["record_id"], rejects["reason"]))
+    reasons = dict(zip(rejects["record_id"], rejects["reason"], strict=True))
     assert "null" in reasons["bad-null"] and "unknown key_answer_type" in reasons["bad-type"]
     assert "not a JSON or Python list literal" in reasons["bad-range"] and "not in" in reasons["bad-answer"]
     assert (judgments["extractor"] == m["extractor"]).all()
 
     # The written tables equal tables recomputed from the written judgments.
     table = pd.read_csv(out / "accuracy" / "by_model_task.csv")
-    again = judgments.groupby(["model", "task"]).agg(n=("judgment", "size"), correct=("judgment", "sum")).reset_index()
+    again = (
+        judgments.groupby(["model", "task"])
+        .agg(n=("judgment", "size"), correct=("judgment", "sum"))
+        .reset_index()
+    )
     merged = table.merge(again, on=["model", "task"], suffixes=("", "_re"))
     assert len(merged) == len(table) == len(again)
     assert (merged["n"] == merged["n_re"]).all() and (merged["correct"] == merged["correct_re"]).all()

@@ -18,7 +18,12 @@ SAMPLE = json.loads((Path(__file__).parent.parent / "data" / "xfinder_training_s
 
 def _sample(**kw):
     r = SAMPLE["record"]
-    return render_prompt(r["question"], r["llm_output"], parse_answer_range(r["standard_answer_range"], "alphabet_option"), **kw)
+    return render_prompt(
+        r["question"],
+        r["llm_output"],
+        parse_answer_range(r["standard_answer_range"], "alphabet_option"),
+        **kw,
+    )
 
 
 @pytest.mark.parametrize("checkpoint", ["xFinder-qwen1505", "xFinder-llama38it"])
@@ -35,7 +40,7 @@ def test_sample_parts_match_published_system_and_input():
 
 def test_xfinder_package_format():
     qwen = _sample(fmt="xfinder-package").prompt
-    assert qwen.startswith("<|System|>:" + SYSTEM_SHORT + "\n<|User|>:Question: \"\"\"")
+    assert qwen.startswith("<|System|>:" + SYSTEM_SHORT + '\n<|User|>:Question: """')
     assert "I will provide you" not in qwen
     llama = _sample(checkpoint="xFinder-llama38it", fmt="xfinder-package").prompt
     assert llama.startswith("<|start_header_id|>system<|end_header_id|>\n\n" + SYSTEM_SHORT + "<|eot_id|>")
@@ -67,7 +72,7 @@ def test_char_truncation_keeps_start_and_end():
     out = render_prompt("Q", body, MATH_ANSWER_RANGE, max_prompt_tokens=1000)
     assert out.truncated
     assert len(out.prompt) <= 1000 * 3
-    assert "START" in out.prompt and "the final answer is 42\"\"\"" in out.prompt
+    assert "START" in out.prompt and 'the final answer is 42"""' in out.prompt
     assert TRUNCATION_MARKER in out.prompt
     assert not render_prompt("Q", "short", MATH_ANSWER_RANGE).truncated
 

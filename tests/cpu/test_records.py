@@ -45,7 +45,9 @@ def test_list_range_and_math_range():
 
 
 def test_range_repr_is_python_repr():
-    assert range_repr([("A", "work"), ("B", "school building")]) == "[['A', 'work'], ['B', 'school building']]"
+    assert (
+        range_repr([("A", "work"), ("B", "school building")]) == "[['A', 'work'], ['B', 'school building']]"
+    )
     assert range_repr(["it's", "no"]) == "[\"it's\", 'no']"
 
 
@@ -92,7 +94,10 @@ def test_empty_output_is_valid_and_aliases_accepted():
 
 def test_correct_answer_may_be_option_text_and_math_is_free():
     assert check(rec(correct_answer="school building")) is None
-    assert check(rec(key_answer_type="math", standard_answer_range=MATH_ANSWER_RANGE, correct_answer="3/4")) is None
+    assert (
+        check(rec(key_answer_type="math", standard_answer_range=MATH_ANSWER_RANGE, correct_answer="3/4"))
+        is None
+    )
     assert "not in standard_answer_range" in check(
         rec(key_answer_type="short_text", standard_answer_range=["yes", "no"], correct_answer="maybe")
     )

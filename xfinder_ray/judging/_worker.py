@@ -174,10 +174,38 @@ class _Child:
             return None
 
 
+# One comparison of each kind: sympy imports and initialises much of itself lazily (polys,
+# simplify, sets, matrices...), which costs up to a second per kind on a loaded machine. Done in the
+# supervisor before any fork, so that every child, including one forked after a kill, starts warm.
+_WARM_UP = (
+    ("\\frac{1}{2}", "0.5"),
+    ("(1, 2]", "(1,2]"),
+    ("\\{1,2\\}", "2, 1"),
+    ("x=2", "2"),
+    ("(x-1)(x+1)", "x^2-1"),
+    ("\\frac{x}{2}+\\frac{1}{2}", "\\frac{x+1}{2}"),
+    ("\\sqrt{8}", "2\\sqrt{2}"),
+    ("(3,\\infty)", "x>3"),
+    ("(-\\infty,3]", "x \\le 3"),
+    ("\\begin{pmatrix}1\\\\2\\end{pmatrix}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}"),
+    ("1", "\\sin^2x+\\cos^2x"),
+    ("-1", "e^{i\\pi}"),
+    ("3", "\\log_2 8"),
+    ("2x+3", "y=2x+3"),
+    ("2.5", "2\\frac12"),
+    ("\\frac{\\pi}{2}", "\\pi/2"),
+    ("2i+3", "3+2i"),
+    ("10", "\\binom{5}{2}"),
+    ("120", "5!"),
+    ("\\frac12", "\\int_0^1 x dx"),
+    ("a_{1}", "a_1"),
+    ("\\text{yes}", "yes"),
+    ("(5,3)", "(5, 3)"),
+)
+
+
 def _warm_up() -> None:
-    # Load the ANTLR parser, compile the extraction regexes and touch the sympy paths once, before
-    # any fork, so every child starts warm (copy-on-write pages).
-    for gold, pred in (("\\frac{1}{2}", "0.5"), ("(1, 2]", "(1,2]"), ("\\{1,2\\}", "2, 1"), ("x=2", "2")):
+    for gold, pred in _WARM_UP:
         try:
             _compare([gold], [pred])
         except Exception:
@@ -195,7 +223,7 @@ def main() -> None:
     stdout = sys.stdout.buffer
     stdout.write(b'{"ready": true}\n')
     stdout.flush()
-    child: _Child | None = None
+    child: _Child | None = _Child()  # forked now, so the first request does not wait for it
     while True:
         line = stdin.readline(_MAX_LINE)
         if not line:  # the parent closed the pipe or died

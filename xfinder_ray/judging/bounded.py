@@ -7,8 +7,8 @@ gets False. Replies that arrive later are recognised by their id and dropped; on
 MAX_MISSES consecutive late answers is the supervisor considered stuck and restarted. Memory is
 bounded by RLIMIT_AS in the child (default 500 MiB).
 
-Not counted in the bound: starting the worker (a one-time ~1 s import of sympy/math-verify per
-process; call `warm_up()` to pay it early) and restarting a dead or stuck supervisor.
+Not counted in the bound: starting the worker (a one-time ~3 s import and warm-up of sympy and
+math-verify per process; call `warm_up()` to pay it early) and restarting a dead or stuck supervisor.
 """
 
 from __future__ import annotations
@@ -72,6 +72,11 @@ class BoundedVerifier:
         self._pid = os.getpid()
         self._cache: OrderedDict[tuple, bool] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._stats_lock = threading.Lock()
+
+    def _count(self, name: str) -> None:
+        with self._stats_lock:
+            setattr(self.stats, name, getattr(self.stats, name) + 1)
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -103,8 +108,8 @@ class BoundedVerifier:
     def _boot(self) -> None:
         if self._proc is not None:
             self._kill()
-            self.stats.restarts += 1
-        self.stats.boots += 1
+            self._count("restarts")
+        self._count("boots")
         self._misses = 0
         proc = subprocess.Popen(
             [sys.executable, WORKER_PATH, str(self.mem_bytes)],
@@ -180,19 +185,19 @@ class BoundedVerifier:
             hit = self._cache.get(key)
             if hit is not None:
                 self._cache.move_to_end(key)
-                self.stats.cache_hits += 1
+                self._count("cache_hits")
                 return hit, "cached"
         if self._proc is None:
             self.warm_up()  # one-time start, outside the budget
         start = time.monotonic()
         if not self._lock.acquire(timeout=self.budget_s):
-            self.stats.busy += 1
+            self._count("busy")
             return False, "busy"
         try:
             if self._proc is None or self._proc.poll() is not None or self._misses >= MAX_MISSES:
                 self._boot()  # the supervisor died or is stuck (rare): restart, outside the budget
                 start = time.monotonic()
-            self.stats.requests += 1
+            self._count("requests")
             self._next_id += 1
             rid = self._next_id
             msg = {"id": rid, "gold": list(gold), "pred": list(pred), "deadline": start + self.budget_s}
@@ -202,7 +207,7 @@ class BoundedVerifier:
                 self._proc.stdin.flush()
             except (OSError, ValueError):
                 self._kill()
-                self.stats.crashes += 1
+                self._count("crashes")
                 return False, "crash"
             while True:
                 line = self._read_line(start + self.limit_s)
@@ -210,7 +215,7 @@ class BoundedVerifier:
                     if self._proc is not None and self._proc.poll() is not None:
                         self._kill()  # died: the next call restarts it
                     self._misses += 1
-                    self.stats.timeouts += 1
+                    self._count("timeouts")
                     return False, "timeout"
                 reply = json.loads(line)
                 if reply.get("id") == rid:
@@ -221,11 +226,11 @@ class BoundedVerifier:
         finally:
             self._lock.release()
         if status == "timeout":
-            self.stats.timeouts += 1
+            self._count("timeouts")
         elif status == "crash":
-            self.stats.crashes += 1
+            self._count("crashes")
         elif status == "error":
-            self.stats.errors += 1
+            self._count("errors")
         if status in ("ok", "error"):
             # Deterministic outcomes only: a timeout may succeed on a less loaded machine.
             with self._cache_lock:

@@ -33,7 +33,7 @@ _UNICODE = str.maketrans(
         "\u2264": "\\le ",
         "\u2265": "\\ge ",
         "\u2260": "\\ne ",
-        "\u00b0": "^\\circ",
+        "\u00b0": "^\\circ ",
         "\u00b2": "^{2}",
         "\u00b3": "^{3}",
         "\uff0c": ",",
@@ -60,7 +60,9 @@ _THIN_THOUSANDS = re.compile(r"(?<=\d)(?:\\,|\\ |~|\\!)(?=\d{3}(?!\d))")
 _BRACE_COMMA = re.compile(r"(?<=\d)\{,\}(?=\d)")
 # (?<!\\): a "\\ " after a matrix row separator "\\\\" is not a spacing command.
 _SPACING = re.compile(r"(?<!\\)\\[,;:! ]|\\q?quad(?![A-Za-z])|~|\\displaystyle(?![A-Za-z])")
-_DEGREES = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ(?![A-Za-z])|\\circ(?![A-Za-z])\s*$|\\degree(?![A-Za-z])")
+_DEGREES = re.compile(
+    r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ(?![A-Za-z])|\\circ(?![A-Za-z])\s*$|\\degree(?![A-Za-z])"
+)
 _PERCENT_TAIL = re.compile(
     r"\s*(?:\\%|%|\\text\{\s*\\?%\s*\}|(?<![A-Za-z])(?:percent|per\s+cent|pct))\s*$", re.IGNORECASE
 )
@@ -84,7 +86,9 @@ _NUM_FRAC_SHORT = re.compile(r"\\frac\s*(?P<a>\d)\s*(?P<b>\d)(?!\d)")
 _NUM_SLASH = re.compile(rf"(?P<a>{_DEC})\s*/\s*(?P<b>[+-]?{_DEC})")
 _NUM_GROUPED = re.compile(r"(?P<g>\d{1,3}(?:,\d{3})+)(?P<f>\.\d*)?(?![\d,])")
 _NUM_DEC = re.compile(_DEC)
-_BASE_NUM = re.compile(r"(?P<d>[0-9A-Z]{1,200}|[0-9a-z]{1,200})_(?:\{\s*(?P<b1>\d{1,2})\s*\}|(?P<b2>\d{1,2}))")
+_BASE_NUM = re.compile(
+    r"(?P<d>[0-9A-Z]{1,200}|[0-9a-z]{1,200})_(?:\{\s*(?P<b1>\d{1,2})\s*\}|(?P<b2>\d{1,2}))"
+)
 
 _UNIT_TOKEN = re.compile(
     r"\s+|\\(?:text|mbox|mathrm|textrm|textit|rm)\s*\{(?P<t>[^{}]{0,80})\}|(?P<w>[A-Za-z][A-Za-z.'\-]*)"
@@ -163,7 +167,7 @@ def clean(raw: str) -> str:
     s = _BRACE_COMMA.sub(",", s)
     s = _THIN_THOUSANDS.sub("", s)
     s = _SPACING.sub(" ", s)
-    s = _DEGREES.sub("", s)
+    s = _DEGREES.sub(" ", s)  # a space, so that "5^{\circ}C" still reads as number + unit
     s = s.replace("**", "^")
     s = _SQRT_PAREN.sub(lambda m: "\\sqrt{" + (m.group(1) or m.group(2)) + "}", s)
     s = _BARE_PI.sub(r"\\pi", s)
@@ -174,6 +178,8 @@ def clean(raw: str) -> str:
 
 def _is_unit_tail(rest: str) -> bool:
     """Whether `rest` (what follows a number) is only units/words like ' cm', '\\text{ apples}', ' km/h'."""
+    if rest.lstrip()[:1] in ("^", "/"):
+        return False  # "10^2 cm", "3/4 cup" (handled as a fraction before): an operator, not a unit
     pos = 0
     words: list[str] = []
     bare_single: list[str] = []
@@ -373,7 +379,9 @@ def compare_fast(a: MathAnswer, b: MathAnswer) -> bool | None:
         # "50%" answers both "50" and "0.5"; see docs/judging.md.
         return q == p or q == p / 100
     # An explicit set {1, 2} is never a tuple or an interval (math-verify's parser may say so).
-    if (_is_explicit_set(a.canon) and _is_bracketed(b.canon)) or (_is_explicit_set(b.canon) and _is_bracketed(a.canon)):
+    if (_is_explicit_set(a.canon) and _is_bracketed(b.canon)) or (
+        _is_explicit_set(b.canon) and _is_bracketed(a.canon)
+    ):
         return False
     return None
 

@@ -12,7 +12,15 @@ from collections.abc import Sequence
 
 # Longer answers are compared as whole strings only (keeps the regexes below cheap).
 _MAX_PATTERN_CHARS = 1_000
-_PAIRS = (('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("`", "`"), ("**", "**"), ("*", "*"))
+_PAIRS = (
+    ('"', '"'),
+    ("'", "'"),
+    ("\u201c", "\u201d"),
+    ("\u2018", "\u2019"),
+    ("`", "`"),
+    ("**", "**"),
+    ("*", "*"),
+)
 _BRACKETED = re.compile(r"[(\[{<]\s*(.+?)\s*[)\]}>]|(.+?)\s*[)\]]")
 # "C. Canberra", "(C) Canberra", "C: Canberra", "C - Canberra", "C Canberra"
 _LETTER_AND_TEXT = re.compile(r"[(\[]?\s*([^\s()\[\].:]{1,3})\s*(?:[)\].:\-]|\s)\s*(.+)")

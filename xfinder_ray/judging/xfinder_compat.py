@@ -244,7 +244,10 @@ def _plain(s: str) -> str:
 
 
 def compat_equal(
-    key_answer_type: str, options: Sequence[tuple[str, str]] | Sequence[str] | str, extracted: str, correct: str
+    key_answer_type: str,
+    options: Sequence[tuple[str, str]] | Sequence[str] | str,
+    extracted: str,
+    correct: str,
 ) -> bool:
     """Comparator.compare's verdict for one pair."""
     if key_answer_type == "math":

@@ -34,8 +34,11 @@ def wilson(correct: int, n: int, z: float = Z95) -> tuple[float, float]:
 
 def count_judgments(judgments: Location) -> dict[tuple[str, str], list[int]]:
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])  # n, correct, no_valid
-    files = [f.path for f in judgments.fs.get_file_info(pa.fs.FileSelector(judgments.path, allow_not_found=True))
-             if f.path.endswith(".parquet")]
+    files = [
+        f.path
+        for f in judgments.fs.get_file_info(pa.fs.FileSelector(judgments.path, allow_not_found=True))
+        if f.path.endswith(".parquet")
+    ]
     if not files:
         return {}
     dataset = pads.dataset(files, format="parquet", filesystem=judgments.fs)
@@ -46,8 +49,10 @@ def count_judgments(judgments: Location) -> dict[tuple[str, str], list[int]]:
         grouped = table.group_by(["model", "task"]).aggregate(
             [("judgment", "count"), ("judgment", "sum"), ("nva", "sum")]
         )
-        for m, t, n, c, v in zip(*(grouped[c].to_pylist() for c in
-                                   ("model", "task", "judgment_count", "judgment_sum", "nva_sum")), strict=True):
+        for m, t, n, c, v in zip(
+            *(grouped[c].to_pylist() for c in ("model", "task", "judgment_count", "judgment_sum", "nva_sum")),
+            strict=True,
+        ):
             acc = counts[(m, t)]
             acc[0] += n
             acc[1] += c or 0
@@ -60,8 +65,16 @@ def build_tables(counts: dict[tuple[str, str], list[int]]) -> tuple[pd.DataFrame
     for (model, task), (n, correct, nva) in sorted(counts.items()):
         lo, hi = wilson(correct, n)
         rows.append(
-            dict(model=model, task=task, n=n, correct=correct, accuracy=correct / n if n else float("nan"),
-                 no_valid_answer_rate=nva / n if n else float("nan"), ci95_low=lo, ci95_high=hi)
+            dict(
+                model=model,
+                task=task,
+                n=n,
+                correct=correct,
+                accuracy=correct / n if n else float("nan"),
+                no_valid_answer_rate=nva / n if n else float("nan"),
+                ci95_low=lo,
+                ci95_high=hi,
+            )
         )
     cols = ["model", "task", "n", "correct", "accuracy", "no_valid_answer_rate", "ci95_low", "ci95_high"]
     by_task = pd.DataFrame(rows, columns=cols)
@@ -71,15 +84,35 @@ def build_tables(counts: dict[tuple[str, str], list[int]]) -> tuple[pd.DataFrame
         nva = float((g["no_valid_answer_rate"] * g["n"]).sum())
         lo, hi = wilson(correct, n)
         model_rows.append(
-            dict(model=model, tasks=len(g), n=n, correct=correct, accuracy_micro=correct / n,
-                 accuracy_macro=float(g["accuracy"].mean()), no_valid_answer_rate=nva / n, ci95_low=lo, ci95_high=hi)
+            dict(
+                model=model,
+                tasks=len(g),
+                n=n,
+                correct=correct,
+                accuracy_micro=correct / n,
+                accuracy_macro=float(g["accuracy"].mean()),
+                no_valid_answer_rate=nva / n,
+                ci95_low=lo,
+                ci95_high=hi,
+            )
         )
     by_model = pd.DataFrame(
         model_rows,
-        columns=["model", "tasks", "n", "correct", "accuracy_micro", "accuracy_macro", "no_valid_answer_rate",
-                 "ci95_low", "ci95_high"],
+        columns=[
+            "model",
+            "tasks",
+            "n",
+            "correct",
+            "accuracy_micro",
+            "accuracy_macro",
+            "no_valid_answer_rate",
+            "ci95_low",
+            "ci95_high",
+        ],
     )
-    by_model = by_model.sort_values(["accuracy_macro", "model"], ascending=[False, True]).reset_index(drop=True)
+    by_model = by_model.sort_values(["accuracy_macro", "model"], ascending=[False, True]).reset_index(
+        drop=True
+    )
     return by_task, by_model
 
 
@@ -87,11 +120,18 @@ def leaderboard_markdown(by_task: pd.DataFrame, by_model: pd.DataFrame, extracto
     tasks = sorted(by_task["task"].unique())
     acc = {(r.model, r.task): r.accuracy for r in by_task.itertuples()}
     head = ["rank", "model", "macro", "micro (95% CI)", *tasks]
-    lines = [f"# Leaderboard\n\nExtractor: `{extractor}`. Accuracy in %; macro = mean over tasks.\n",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [
+        f"# Leaderboard\n\nExtractor: `{extractor}`. Accuracy in %; macro = mean over tasks.\n",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     for i, r in enumerate(by_model.itertuples(), 1):
-        cells = [str(i), r.model, f"{100 * r.accuracy_macro:.1f}",
-                 f"{100 * r.accuracy_micro:.1f} ({100 * r.ci95_low:.1f}–{100 * r.ci95_high:.1f})"]
+        cells = [
+            str(i),
+            r.model,
+            f"{100 * r.accuracy_macro:.1f}",
+            f"{100 * r.accuracy_micro:.1f} ({100 * r.ci95_low:.1f}–{100 * r.ci95_high:.1f})",
+        ]
         cells += [f"{100 * acc[(r.model, t)]:.1f}" if (r.model, t) in acc else "–" for t in tasks]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -17,7 +17,11 @@ def judge_batch(batch: pd.DataFrame, *, math: str, parse: bool) -> pd.DataFrame:
     extracted, verdicts, reasons = [], [], []
     errors = batch["extract_error"] if "extract_error" in batch else [None] * len(batch)
     for kat, rng, raw, correct, err in zip(
-        batch["key_answer_type"], batch["standard_answer_range"], batch["raw_output"], batch["correct_answer"], errors,
+        batch["key_answer_type"],
+        batch["standard_answer_range"],
+        batch["raw_output"],
+        batch["correct_answer"],
+        errors,
         strict=True,
     ):
         if isinstance(err, str) and err:

@@ -22,13 +22,22 @@ def _tokenizer(model_dir: str):
 
 
 def prompt_batch(
-    batch: pd.DataFrame, *, checkpoint: str, fmt: str, max_prompt_tokens: int, tokenizer_dir: str | None = None
+    batch: pd.DataFrame,
+    *,
+    checkpoint: str,
+    fmt: str,
+    max_prompt_tokens: int,
+    tokenizer_dir: str | None = None,
 ) -> pd.DataFrame:
     batch = batch.sort_values(["question", "record_id"], kind="stable").reset_index(drop=True)
     tok = _tokenizer(tokenizer_dir) if tokenizer_dir else None
     prompts, truncated = [], []
     for q, out, rng, kat in zip(
-        batch["question"], batch["llm_output"], batch["standard_answer_range"], batch["key_answer_type"], strict=True
+        batch["question"],
+        batch["llm_output"],
+        batch["standard_answer_range"],
+        batch["key_answer_type"],
+        strict=True,
     ):
         rendered = render_prompt(
             q,

@@ -68,7 +68,9 @@ def _parse_jsonl(batch: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
         if not line.strip():
             continue
         if len(line) > MAX_LINE_CHARS:
-            rows.append({"reject_reason": f"line longer than {MAX_LINE_CHARS} characters", "llm_output": line[:200]})
+            rows.append(
+                {"reject_reason": f"line longer than {MAX_LINE_CHARS} characters", "llm_output": line[:200]}
+            )
             continue
         try:
             obj = json.loads(line)
@@ -104,7 +106,9 @@ def read_input(cfg: InputConfig, storage: StorageConfig) -> ray.data.Dataset:
             wanted = {n for names in _source_names(columns).values() for n in names}
             present = [n for n in schema.names if n in wanted]
             ds = ray.data.read_parquet(files, filesystem=loc.fs).select_columns(present)
-            parts.append(ds.map_batches(_canonical_parquet, batch_format="pandas", fn_kwargs={"columns": columns}))
+            parts.append(
+                ds.map_batches(_canonical_parquet, batch_format="pandas", fn_kwargs={"columns": columns})
+            )
         else:
             ds = ray.data.read_text(files, filesystem=loc.fs)
             parts.append(ds.map_batches(_parse_jsonl, batch_format="pandas", fn_kwargs={"columns": columns}))

@@ -36,7 +36,9 @@ JUDGMENT_SCHEMA = pa.schema(
         ("prompt_tokens", pa.int64()),
     ]
 )
-REJECT_SCHEMA = pa.schema([(f, pa.string()) for f in FIELDS] + [("reason", pa.string()), ("extractor", pa.string())])
+REJECT_SCHEMA = pa.schema(
+    [(f, pa.string()) for f in FIELDS] + [("reason", pa.string()), ("extractor", pa.string())]
+)
 
 
 def _table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
