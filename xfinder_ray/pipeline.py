@@ -11,6 +11,7 @@ writer, so `input = judged + rejected` is checked on what was actually written.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -185,8 +186,6 @@ def init_ray(cfg: JobConfig) -> None:
     """Join the cluster the job was submitted to, or the configured address, else start a local instance."""
     if ray.is_initialized():
         return
-    import os
-
     address = cfg.ray.address or os.environ.get("RAY_ADDRESS")
     if address:
         ray.init(address=address, log_to_driver=True)

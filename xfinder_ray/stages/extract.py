@@ -45,9 +45,18 @@ def build_extract_stage(cfg: JobConfig) -> ExtractStage:
         return ExtractStage(
             "rules", ident, lambda ds: ds.map_batches(rules_batch, batch_format="pandas"), False, False
         )
-    from xfinder_ray.extractors.vllm_stage import build_vllm_stage, model_identity, stage_config_from
+    from xfinder_ray.extractors.vllm_stage import (
+        build_vllm_stage,
+        model_identity,
+        processor_config_kwargs,
+        resolve_device,
+        stage_config_from,
+    )
 
     x = cfg.xfinder
     stage_cfg = stage_config_from(x)
-    ident = f"xfinder:{x.checkpoint}@{model_identity(x.model_source, x.revision)}:{x.prompt_format}"
+    # The dtype is part of the identity: float32 and bf16 can change a greedy output now and then.
+    engine = processor_config_kwargs(stage_cfg, resolve_device(stage_cfg.device))["engine_kwargs"]
+    dtype = engine.get("dtype", "auto")
+    ident = f"xfinder:{x.checkpoint}@{model_identity(x.model_source, x.revision)}:{x.prompt_format}:{dtype}"
     return ExtractStage("xfinder", ident, build_vllm_stage(stage_cfg), True, True)

@@ -1,0 +1,87 @@
+"""End to end through the real vLLM CPU engine with a real small model (SmolLM2-135M-Instruct).
+
+SmolLM2 is not an xFinder checkpoint, so its answers are not graded here; the test proves the
+plumbing: the training-format prompt reaches the engine token for token, raw generations are parsed
+into the answer range, and every record is judged or rejected with a reason.
+"""
+
+import json
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.cpu.vllm_fixtures import smollm2_model  # noqa: F401  (fixture)
+from xfinder_ray.config import load_config
+from xfinder_ray.parsing import parse_output
+from xfinder_ray.pipeline import run
+from xfinder_ray.prompts import render_prompt
+from xfinder_ray.records import NO_VALID_ANSWER, parse_answer_range
+from xfinder_ray.sample_data import read_sample
+
+pytestmark = [pytest.mark.ray, pytest.mark.vllm, pytest.mark.slow]
+
+
+def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path):  # noqa: F811
+    rows = [r for r in read_sample() if r["defect"] is None]
+    picked, seen = [], set()
+    for r in rows:  # two of each key_answer_type, from different questions
+        key = (r["key_answer_type"], len([p for p in picked if p["key_answer_type"] == r["key_answer_type"]]))
+        if key[1] < 2 and key not in seen:
+            seen.add(key)
+            picked.append(r)
+    bad = dict(picked[0], record_id="bad-1", key_answer_type="essay")
+    canon = [
+        "record_id",
+        "model",
+        "task",
+        "key_answer_type",
+        "question",
+        "llm_output",
+        "standard_answer_range",
+        "correct_answer",
+    ]
+    table = pa.Table.from_pylist([{k: r[k] for k in canon} for r in [*picked, bad]])
+    pq.write_table(table, tmp_path / "in.parquet")
+
+    cfg = load_config(
+        "configs/local.yaml",
+        [
+            f"input={tmp_path / 'in.parquet'}",
+            f"output={tmp_path / 'out'}",
+            f"xfinder.model_source={smollm2_model}",
+            "xfinder.max_tokens=8",
+            "xfinder.batch_size=8",
+        ],
+    )
+    res = run(cfg)
+    assert not res.notes  # the model is on disk: no fallback to rules
+    m = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert m["counts"] == {"input": 9, "judged": 8, "rejected": 1}
+    assert m["extractor"].startswith("xfinder:xFinder-qwen1505@") and ":training:" in m["extractor"]
+
+    j = pd.read_parquet(tmp_path / "out" / "judgments").set_index("record_id")
+    assert len(j) == 8 and j["judgment"].notna().all() and (j["extractor"] == m["extractor"]).all()
+
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(smollm2_model))
+    for r in picked:
+        row = j.loc[r["record_id"]]
+        rng = parse_answer_range(r["standard_answer_range"], r["key_answer_type"])
+        prompt = render_prompt(r["question"], r["llm_output"], rng).prompt
+        # The engine saw exactly our rendered prompt: its token count matches the tokenizer's.
+        assert row["prompt_tokens"] in (
+            len(tok(prompt)["input_ids"]),
+            len(tok(prompt, add_special_tokens=False)["input_ids"]),
+        )
+        assert isinstance(row["raw_output"], str)
+        # What was judged is the parse of what the engine wrote.
+        assert row["extracted_answer"] == parse_output(row["raw_output"], r["key_answer_type"], rng)
+        if r["key_answer_type"] != "math":
+            assert row["extracted_answer"] == NO_VALID_ANSWER or row["extracted_answer"] in (
+                [x[0] for x in rng] if r["key_answer_type"] == "alphabet_option" else rng
+            )
+    rejects = pd.read_parquet(tmp_path / "out" / "rejects")
+    assert list(rejects["record_id"]) == ["bad-1"] and "unknown key_answer_type" in rejects["reason"][0]
