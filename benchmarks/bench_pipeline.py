@@ -74,7 +74,8 @@ def run_job(overrides: list[str], env: dict | None = None) -> dict:
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})})
     if proc.returncode != 0:
         raise RuntimeError(f"job failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("BENCH_JSON ")]
+    return json.loads(lines[-1][len("BENCH_JSON ") :])
 
 
 def main() -> None:

@@ -25,7 +25,8 @@ def main() -> None:
     wall = time.time() - t1
     n = result.manifest["counts"]["input"]
     print(
-        json.dumps(
+        "BENCH_JSON "
+        + json.dumps(
             {
                 "records": n,
                 "judged": result.manifest["counts"]["judged"],
@@ -35,7 +36,8 @@ def main() -> None:
                 "driver_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "extractor": result.manifest["extractor"],
             }
-        )
+        ),
+        flush=True,
     )
 
 

@@ -383,6 +383,65 @@ def compare_fast(a: MathAnswer, b: MathAnswer) -> bool | None:
         _is_explicit_set(b.canon) and _is_bracketed(a.canon)
     ):
         return False
+    return _compare_compound(a, b)
+
+
+_INF = {"\\infty": "inf", "+\\infty": "inf", "-\\infty": "-inf", "\\infinity": "inf"}
+MAX_COMPOUND_ITEMS = 64
+
+
+def _plain_items(body: str) -> list[Fraction | str] | None:
+    """Comma-separated plain numbers (or +-infinity); None if any item is something else."""
+    items = body.split(",")
+    if not 2 <= len(items) <= MAX_COMPOUND_ITEMS:
+        return None
+    out: list[Fraction | str] = []
+    for item in items:
+        if item in _INF:
+            out.append(_INF[item])
+            continue
+        reading = read_number(item) if item else None
+        if reading is None or "," in item:
+            return None
+        out.append(reading.value)
+    return out
+
+
+def _compound(ans: MathAnswer) -> tuple[str, list[Fraction | str]] | None:
+    """('(]', items) for a bracketed tuple/interval, ('', items) for a bare list, of plain numbers only."""
+    c = ans.canon
+    if ans.number is not None or ans.base is not None or ans.pct:
+        return None
+    if len(c) >= 2 and c[0] in "([" and c[-1] in ")]" and c.count("(") + c.count("[") == 1:
+        items = _plain_items(c[1:-1])
+        return (c[0] + c[-1], items) if items is not None else None
+    if not any(ch in c for ch in "()[]{}"):
+        items = _plain_items(c)
+        return ("", items) if items is not None else None
+    return None
+
+
+def _compare_compound(a: MathAnswer, b: MathAnswer) -> bool | None:
+    """Tuples, intervals and bare lists of plain numbers, decided without sympy (the common MATH shapes).
+
+    Same brackets: equal iff item by item equal (true for both the tuple and the interval reading).
+    Bare lists are sets: equal iff the same members. A compound never equals a single number.
+    Anything else (mixed bracket kinds, bracketed vs bare) is left to math-verify.
+    """
+    ca, cb = _compound(a), _compound(b)
+    if ca is None and cb is None:
+        return None
+    if ca is None or cb is None:
+        single = b if ca is not None else a
+        return False if single.number is not None and not single.pct else None
+    (ka, ia), (kb, ib) = ca, cb
+    if ka == kb == "":
+        return set(ia) == set(ib)
+    if ka and kb:
+        if len(ia) != len(ib):
+            return False
+        if ka == kb:
+            return ia == ib
     return None
 
 
