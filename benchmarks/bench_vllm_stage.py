@@ -49,23 +49,14 @@ def _result(stdout: str) -> dict:
 
 
 def pick_records(n: int) -> list[dict]:
+    from xfinder_ray.records import FIELDS
     from xfinder_ray.sample_data import read_sample
 
     rows = [r for r in read_sample() if r["defect"] is None]
     rows.sort(
         key=lambda r: (r["question_id"], r["model"])
     )  # several models per question, as on a leaderboard
-    canon = [
-        "record_id",
-        "model",
-        "task",
-        "key_answer_type",
-        "question",
-        "llm_output",
-        "standard_answer_range",
-        "correct_answer",
-    ]
-    return [{k: r[k] for k in canon} for r in rows[:n]]
+    return [{k: r[k] for k in FIELDS} for r in rows[:n]]
 
 
 def main() -> None:

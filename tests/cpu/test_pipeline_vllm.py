@@ -17,7 +17,7 @@ from xfinder_ray.config import load_config
 from xfinder_ray.parsing import parse_output
 from xfinder_ray.pipeline import run
 from xfinder_ray.prompts import render_prompt
-from xfinder_ray.records import NO_VALID_ANSWER, parse_answer_range
+from xfinder_ray.records import FIELDS, NO_VALID_ANSWER, parse_answer_range
 from xfinder_ray.sample_data import read_sample
 
 pytestmark = [pytest.mark.ray, pytest.mark.vllm, pytest.mark.slow]
@@ -32,17 +32,7 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
             seen.add(key)
             picked.append(r)
     bad = dict(picked[0], record_id="bad-1", key_answer_type="essay")
-    canon = [
-        "record_id",
-        "model",
-        "task",
-        "key_answer_type",
-        "question",
-        "llm_output",
-        "standard_answer_range",
-        "correct_answer",
-    ]
-    table = pa.Table.from_pylist([{k: r[k] for k in canon} for r in [*picked, bad]])
+    table = pa.Table.from_pylist([{k: r[k] for k in FIELDS} for r in [*picked, bad]])
     pq.write_table(table, tmp_path / "in.parquet")
 
     cfg = load_config(
