@@ -65,17 +65,16 @@ def choose_extractor(cfg: JobConfig) -> tuple[JobConfig, list[str]]:
 
 
 def prepare_output(out: Location, overwrite: bool) -> None:
-    if exists(out.join("manifest.json")) and not overwrite:
-        raise OutputExists(
-            f"{out.uri} already holds a committed run (manifest.json); set output.overwrite=true"
-        )
-    for part in ("manifest.json", "judgments", "rejects", "accuracy"):
-        loc = out.join(part)
-        if part == "manifest.json":
-            if exists(loc):
-                loc.fs.delete_file(loc.path)
-        else:
-            remove_tree(loc)
+    manifest = out.join("manifest.json")
+    if exists(manifest):
+        if not overwrite:
+            raise OutputExists(
+                f"{out.uri} already holds a committed run (manifest.json); set output.overwrite=true"
+            )
+        # Uncommit first, so a crash below leaves an output that readers do not trust.
+        manifest.fs.delete_file(manifest.path)
+    for part in ("judgments", "rejects", "accuracy"):
+        remove_tree(out.join(part))
 
 
 def count_input(cfg: JobConfig) -> int:
