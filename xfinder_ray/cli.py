@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
@@ -53,7 +54,10 @@ def run_lines(fn: RowFn, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
             print(f"line {lineno}: {e}", file=stderr)
             out = {**row, "error": str(e)}
             status = 1
-        stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        try:
+            stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        except UnicodeEncodeError:  # lone surrogates (a "\ud800" escape in the input), or a non-UTF-8 stdout
+            stdout.write(json.dumps(out) + "\n")  # \u escapes: the same JSON value, any encoding
     return status
 
 
@@ -126,7 +130,8 @@ def score_main(config: str | None, overrides: list[str]) -> int:
     import logging
 
     from xfinder_ray.config import ConfigError, load_config
-    from xfinder_ray.pipeline import CountMismatch, OutputExists, init_ray, run
+    from xfinder_ray.pipeline import BadInputFile, CountMismatch, OutputExists, init_ray, run
+    from xfinder_ray.resume import OutputCorrupt
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
@@ -134,10 +139,16 @@ def score_main(config: str | None, overrides: list[str]) -> int:
     except ConfigError as e:
         print(f"xfinder-ray: {e}", file=sys.stderr)
         return 2
+    if not (cfg.ray.address or os.environ.get("RAY_ADDRESS")):
+        # Ray's runtime-env agent logs every runtime_env, env_vars included, at INFO; the vLLM replicas get
+        # xfinder.env_vars (HF_TOKEN, ...) that way. The local instance started below inherits this, so its
+        # own processes log at WARNING (as docs/submit.md advises for clusters); this process imported ray
+        # already and keeps INFO. A RAY_LOGGER_LEVEL set by the caller wins.
+        os.environ.setdefault("RAY_LOGGER_LEVEL", "warning")
     try:
         init_ray(cfg)
         result = run(cfg)
-    except (OutputExists, CountMismatch, FileNotFoundError) as e:
+    except (OutputExists, OutputCorrupt, CountMismatch, BadInputFile, FileNotFoundError) as e:
         print(f"xfinder-ray: {e}", file=sys.stderr)
         return 1
     for note in result.notes:
@@ -148,6 +159,15 @@ def score_main(config: str | None, overrides: list[str]) -> int:
         f"{counts['input']} records: {counts['judged']} judged, {counts['rejected']} rejected "
         f"({result.manifest['records_per_s']} records/s) -> {result.output}"
     )
+    resume, cache = result.manifest["resume"], result.manifest["cache"]
+    if resume["resumed"]:
+        print(
+            f"resumed: {resume['rows_done_before']} rows were already done, {resume['rows_this_run']} done now"
+        )
+    if cache["path"]:
+        print(f"extraction cache: {cache['hits']} hits, {cache['misses']} misses ({cache['path']})")
+    for skipped in result.manifest["skipped_files"]:
+        print(f"SKIPPED unreadable file {skipped['file']}: {skipped['error']}", file=sys.stderr)
     return 0
 
 

@@ -7,15 +7,25 @@ the command line are shorthands for `input.paths=[...]` and `output.path=...`.
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from omegaconf import MISSING, DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
 REDACTED = "***"
-SECRET_KEYS = ("secret", "password", "token", "access_key", "session_key", "credential")
+SECRET_KEYS = (
+    "secret", "password", "passwd", "token", "access_key", "session_key", "api_key", "apikey", "private_key",
+    "credential",
+)  # fmt: skip
+# user:password@ in a URL (an endpoint, a model source): the password is redacted, the rest kept.
+_URL_PASSWORD = re.compile(r"(?<=://)([^/@:\s]*):[^/@\s]*@")
+
+
+def _is_secret_key(name: str) -> bool:
+    return any(s in name.lower() for s in SECRET_KEYS)
 
 
 class ConfigError(ValueError):
@@ -27,12 +37,23 @@ class InputConfig:
     paths: list[str] = MISSING  # files or prefixes: local, file://, s3://
     format: str = "auto"  # auto | parquet | jsonl
     columns: dict[str, str] = field(default_factory=dict)  # canonical name -> column name in the data
+    on_bad_file: str = "fail"  # fail: stop with the file's name | skip: list it in the manifest, go on
 
 
 @dataclass
 class OutputConfig:
     path: str = MISSING
     overwrite: bool = False  # replace a committed output; else a committed output is an error
+    # An unfinished (uncommitted) run of the same job in `path` is continued where it stopped.
+    resume: bool = True
+
+
+@dataclass
+class CacheConfig:
+    """Content-addressed cache of model extractions, shared by every run that points at it."""
+
+    enabled: bool = True
+    path: str | None = None  # local or s3:// folder; default: <output.path>/extraction_cache
 
 
 @dataclass
@@ -60,7 +81,7 @@ class XFinderConfig:
     kv_cache_gib: int = 2  # vLLM CPU backend KV cache (VLLM_CPU_KVCACHE_SPACE)
     enforce_eager: bool | None = None  # default: eager on CPU (fast start), compiled on GPU
     engine_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to vLLM verbatim
-    env_vars: dict[str, str] = field(default_factory=dict)
+    env_vars: dict[str, str] = field(default_factory=dict, repr=False)  # may hold tokens: kept out of repr()
 
 
 @dataclass
@@ -73,8 +94,8 @@ class StorageConfig:
     # Unset values come from the environment (AWS_ENDPOINT_URL, AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID, ...).
     endpoint_url: str | None = None
     region: str | None = None
-    access_key_id: str | None = None
-    secret_access_key: str | None = None
+    access_key_id: str | None = field(default=None, repr=False)  # credentials: kept out of repr()
+    secret_access_key: str | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -92,13 +113,15 @@ class JobConfig:
     xfinder: XFinderConfig = field(default_factory=XFinderConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     storage: StorageConfig = field(default_factory=StorageConfig)
+    cache: CacheConfig = field(default_factory=CacheConfig)
     ray: RayConfig = field(default_factory=RayConfig)
 
 
-def _shorthand(override: str) -> str:
+def _shorthand(override: str, position: int = 0) -> str:
     key, sep, value = override.partition("=")
     if not sep:
-        raise ConfigError(f"override {override!r} is not key=value")
+        # Not echoed: a malformed credential override (`storage.secret_access_key SECRET`) would be printed.
+        raise ConfigError(f"override {position} is not key=value (its text is not shown: it may be a secret)")
     if key == "input":
         paths = value if value.startswith("[") else "[" + ",".join(repr(p) for p in value.split(",")) + "]"
         return f"input.paths={paths}"
@@ -117,16 +140,21 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
                 raise ConfigError(f"config file {str(p)!r} does not exist")
             conf = OmegaConf.merge(conf, OmegaConf.load(p))
         if overrides:
-            conf = OmegaConf.merge(conf, OmegaConf.from_dotlist([_shorthand(o) for o in overrides]))
+            conf = OmegaConf.merge(
+                conf, OmegaConf.from_dotlist([_shorthand(o, i) for i, o in enumerate(overrides, 1)])
+            )
         missing = sorted(OmegaConf.missing_keys(conf))
         if missing:
             raise ConfigError(f"missing required config value(s): {', '.join(missing)}")
         cfg: JobConfig = OmegaConf.to_object(conf)  # type: ignore[assignment]
     except OmegaConfBaseException as e:
         # omegaconf's messages name the key and the expected type; drop its multi-line context.
-        raise ConfigError(
-            f"invalid config: {str(e).splitlines()[0]} (key: {getattr(e, 'full_key', '?')})"
-        ) from None
+        key = getattr(e, "full_key", None) or "?"
+        detail = str(e).splitlines()[0]
+        if _is_secret_key(str(key).rsplit(".", 1)[-1]) and not isinstance(e, ConfigKeyError):
+            # A bad value there (a list, a mapping, a broken interpolation) is quoted by omegaconf: a credential.
+            detail = f"invalid value ({type(e).__name__}; not shown: the key holds a secret)"
+        raise ConfigError(f"invalid config: {detail} (key: {key})") from None
     _check(cfg)
     return cfg
 
@@ -142,6 +170,7 @@ def _check(cfg: JobConfig) -> None:
         "xfinder.device": (cfg.xfinder.device, ("auto", "gpu", "cpu")),
         "judge.math": (cfg.judge.math, ("math-verify", "xfinder-compat")),
         "input.format": (cfg.input.format, ("auto", "parquet", "jsonl")),
+        "input.on_bad_file": (cfg.input.on_bad_file, ("fail", "skip")),
     }
     for key, (value, allowed) in choices.items():
         if value not in allowed:
@@ -169,11 +198,13 @@ def redacted(cfg: JobConfig) -> dict[str, Any]:
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
             return {
-                k: (REDACTED if v is not None and any(s in k.lower() for s in SECRET_KEYS) else walk(v))
+                k: (REDACTED if v is not None and _is_secret_key(str(k)) else walk(v))
                 for k, v in node.items()
             }
         if isinstance(node, list):
             return [walk(v) for v in node]
+        if isinstance(node, str):
+            return _URL_PASSWORD.sub(rf"\1:{REDACTED}@", node)
         return node
 
     return walk(copy.deepcopy(data))

@@ -1,11 +1,13 @@
 """The scoring job, end to end:
 
-    read -> validate -> prompt -> extract -> parse+judge -> write (judgments/, rejects/)
-         -> aggregate (accuracy/, leaderboard.md) -> commit (manifest.json, written last)
+    inventory -> read -> validate -> prompt -> [cache] -> extract -> parse+judge -> write
+              -> verify + aggregate (accuracy/, leaderboard.md) -> commit (manifest.json, written last)
 
 Each arrow is one stage in xfinder_ray/stages/. Everything streams through Ray Data; the driver
-only holds counters. Invalid rows branch off after validation and meet the judged rows again at the
-writer, so `input = judged + rejected` is checked on what was actually written.
+holds counters and the inventory. Rejected rows travel with the others and are split off only by
+the writer, so `input = judged + rejected` is checked on what was actually written. A rerun of an
+unfinished job reads only the rows not yet written (xfinder_ray/resume.py); model extractions are
+cached by content across runs (stages/cache.py).
 """
 
 from __future__ import annotations
@@ -20,20 +22,20 @@ import ray
 
 from xfinder_ray.config import JobConfig, redacted
 from xfinder_ray.prompts import TRAINING_MAX_LENGTH
+from xfinder_ray.resume import OutputExists, open_output, written_positions
 from xfinder_ray.stages.aggregate import build_tables, count_judgments, write_tables
-from xfinder_ray.stages.extract import build_extract_stage, model_is_local
+from xfinder_ray.stages.cache import cache_folder, load_index, lookup_batch, needs_model, no_model
+from xfinder_ray.stages.extract import ExtractStage, build_extract_stage, model_is_local
+from xfinder_ray.stages.inventory import BadInputFile, Inventory, take_inventory
 from xfinder_ray.stages.judge import judge_batch
 from xfinder_ray.stages.prompt import prompt_batch
-from xfinder_ray.stages.read import read_input
-from xfinder_ray.stages.validate import invalid_only, valid_only, validate_batch
+from xfinder_ray.stages.read import InputSource, read_input
+from xfinder_ray.stages.validate import validate_batch
 from xfinder_ray.stages.write import OutputSink
-from xfinder_ray.storage import Location, exists, remove_tree, resolve, write_json_atomic
+from xfinder_ray.storage import Location, resolve, write_json_atomic
 
 log = logging.getLogger("xfinder_ray")
-
-
-class OutputExists(RuntimeError):
-    pass
+__all__ = ["BadInputFile", "CountMismatch", "JobResult", "OutputExists", "run"]
 
 
 class CountMismatch(RuntimeError):
@@ -64,39 +66,25 @@ def choose_extractor(cfg: JobConfig) -> tuple[JobConfig, list[str]]:
     return cfg, notes
 
 
-def prepare_output(out: Location, overwrite: bool) -> None:
-    manifest = out.join("manifest.json")
-    if exists(manifest):
-        if not overwrite:
-            raise OutputExists(
-                f"{out.uri} already holds a committed run (manifest.json); set output.overwrite=true"
-            )
-        # Uncommit first, so a crash below leaves an output that readers do not trust.
-        manifest.fs.delete_file(manifest.path)
-    for part in ("judgments", "rejects", "accuracy"):
-        remove_tree(out.join(part))
+def extraction_identity(cfg: JobConfig, extract: ExtractStage) -> dict[str, Any]:
+    """Everything besides the prompt that decides an extraction (the cache folder's name)."""
+    ident: dict[str, Any] = {"extractor": extract.identity}
+    if extract.name == "xfinder":
+        from xfinder_ray.extractors.vllm_stage import XFINDER_STOP
+
+        x = cfg.xfinder
+        ident.update(max_tokens=x.max_tokens, max_model_len=x.max_model_len, stop=list(XFINDER_STOP))
+    return ident
 
 
-def count_input(cfg: JobConfig) -> int:
-    """Rows in the input, counted independently of the pipeline (Parquet footers; JSONL lines)."""
-    import pyarrow.parquet as pq
-
-    from xfinder_ray.stages.read import JSONL_SUFFIXES, PARQUET_SUFFIXES
-    from xfinder_ray.storage import list_files
-
-    total = 0
-    for uri in cfg.input.paths:
-        loc = resolve(uri, cfg.storage)
-        jsonl = cfg.input.format == "jsonl" or (
-            cfg.input.format == "auto" and uri.rstrip("/").endswith(JSONL_SUFFIXES)
-        )
-        for path in list_files(loc, JSONL_SUFFIXES if jsonl else PARQUET_SUFFIXES):
-            if jsonl:
-                with loc.fs.open_input_stream(path, compression="detect") as f:
-                    total += sum(1 for line in f.read().splitlines() if line.strip())
-            else:
-                total += pq.ParquetFile(loc.fs.open_input_file(path)).metadata.num_rows
-    return total
+def job_fingerprint(cfg: JobConfig, inventory: Inventory, extract: ExtractStage) -> dict[str, Any]:
+    """What an unfinished output must have been made from for a rerun to continue it."""
+    return {
+        "input": inventory.fingerprint(),
+        "columns": dict(cfg.input.columns),
+        "extraction": extraction_identity(cfg, extract),
+        "comparator": cfg.judge.math,
+    }
 
 
 def run(cfg: JobConfig) -> JobResult:
@@ -105,60 +93,69 @@ def run(cfg: JobConfig) -> JobResult:
     for note in notes:
         log.warning(note)
     out = resolve(cfg.output.path, cfg.storage)
-    prepare_output(out, cfg.output.overwrite)
     extract = build_extract_stage(cfg)
     batch = cfg.ray.batch_size
 
-    # read -> validate
-    checked = read_input(cfg.input, cfg.storage).map_batches(
-        validate_batch, batch_format="pandas", batch_size=batch
+    # inventory: rows per file, read shards, duplicate ids, unreadable files
+    inventory = take_inventory(cfg.input, cfg.storage)
+    progress = open_output(
+        out,
+        job_fingerprint(cfg, inventory, extract),
+        overwrite=cfg.output.overwrite,
+        resume=cfg.output.resume,
     )
-    rejected = checked.map_batches(invalid_only, batch_format="pandas", batch_size=batch)
-    valid = checked.map_batches(valid_only, batch_format="pandas", batch_size=batch)
-    # prompt -> extract -> parse + judge
-    if extract.needs_prompt:
-        valid = valid.map_batches(
-            prompt_batch,
+    cache = cache_location(cfg, out, extract)
+    sink = OutputSink(out.join("judgments"), out.join("rejects"), extract.identity, cfg.judge.math, cache)
+
+    # read -> validate -> prompt -> [cache] -> extract -> parse + judge -> write
+    rows = read_input(InputSource(inventory, dict(cfg.input.columns), progress.done, cfg.input.on_bad_file))
+    if rows is not None:
+        checked = rows.map_batches(validate_batch, batch_format="pandas", batch_size=batch)
+        extracted = extract_rows(cfg, extract, checked, cache)
+        judged = extracted.map_batches(
+            judge_batch,
             batch_format="pandas",
             batch_size=batch,
-            fn_kwargs=dict(
-                checkpoint=cfg.xfinder.checkpoint,
-                fmt=cfg.xfinder.prompt_format,
-                max_prompt_tokens=min(cfg.xfinder.max_model_len, TRAINING_MAX_LENGTH)
-                - cfg.xfinder.max_tokens,
-            ),
+            fn_kwargs=dict(math=cfg.judge.math, parse=extract.needs_parse),
         )
-    judged = extract.apply(valid).map_batches(
-        judge_batch,
-        batch_format="pandas",
-        batch_size=batch,
-        fn_kwargs=dict(math=cfg.judge.math, parse=extract.needs_parse),
-    )
-    # write: judged and rejected rows in one pass
-    sink = OutputSink(out.join("judgments"), out.join("rejects"), extract.identity, cfg.judge.math)
-    judged.union(rejected).write_datasink(sink)
-    written = sink.counts
+        try:
+            judged.write_datasink(sink)
+        except Exception as e:
+            raise unwrap_bad_file(e) from e
 
-    # aggregate: a pass over what was written
+    # verify + aggregate: a pass over everything written, this run and before
+    positions, n_written = written_positions(out)
     by_task, by_model = build_tables(count_judgments(out.join("judgments")))
     board = write_tables(out.join("accuracy"), by_task, by_model, extract.identity)
-
-    n_input = count_input(cfg)
-    n_tabled = int(by_task["n"].sum()) if len(by_task) else 0
-    if not (n_input == written["judged"] + written["rejected"] and n_tabled == written["judged"]):
+    n_input = inventory.n_rows
+    n_judged = int(by_task["n"].sum()) if len(by_task) else 0
+    n_positions = sum(len(v) for v in positions.values())
+    if not (n_input == n_written == n_positions):
         raise CountMismatch(
-            f"record counts do not reconcile: input={n_input}, judged={written['judged']}, "
-            f"rejected={written['rejected']}, in tables={n_tabled}; output not committed"
+            f"record counts do not reconcile: input={n_input}, written={n_written} "
+            f"({n_positions} distinct input positions), judged={n_judged}; output not committed"
         )
     wall = time.time() - started
     manifest = {
         "status": "committed",
-        "counts": {"input": n_input, "judged": written["judged"], "rejected": written["rejected"]},
+        "counts": {"input": n_input, "judged": n_judged, "rejected": n_written - n_judged},
+        "duplicates_rejected": sum(len(v) for v in inventory.duplicates.values()),
+        "skipped_files": inventory.skipped,
+        "resume": {
+            "resumed": progress.resumed,
+            "rows_done_before": progress.rows_done,
+            "rows_this_run": n_input - progress.rows_done,
+        },
+        "cache": {
+            "path": cache.uri if cache is not None else None,
+            "hits": sink.counts["cache_hits"],
+            "misses": sink.counts["cache_misses"],
+        },
         "extractor": extract.identity,
         "comparator": cfg.judge.math,
         "notes": notes,
         "wall_time_s": round(wall, 3),
-        "records_per_s": round(n_input / wall, 2) if wall else None,
+        "records_per_s": round((n_input - progress.rows_done) / wall, 2) if wall else None,
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "versions": package_versions(),
         "config": redacted(cfg),
@@ -166,6 +163,50 @@ def run(cfg: JobConfig) -> JobResult:
     # commit: readers trust an output only once manifest.json exists, so it is written last.
     write_json_atomic(out.join("manifest.json"), manifest)
     return JobResult(manifest, board, out.uri, notes)
+
+
+def cache_location(cfg: JobConfig, out: Location, extract: ExtractStage) -> Location | None:
+    if extract.name != "xfinder" or not cfg.cache.enabled:
+        return None  # `rules` costs less than a cache lookup
+    root = resolve(cfg.cache.path, cfg.storage) if cfg.cache.path else out.join("extraction_cache")
+    return cache_folder(root, extraction_identity(cfg, extract))
+
+
+def extract_rows(
+    cfg: JobConfig, extract: ExtractStage, checked: ray.data.Dataset, cache: Location | None
+) -> ray.data.Dataset:
+    """Rows -> + raw_output. Only valid rows the cache cannot answer reach a model."""
+    batch = cfg.ray.batch_size
+    if not extract.needs_prompt:
+        return extract.apply(checked)
+    prompted = checked.map_batches(
+        prompt_batch,
+        batch_format="pandas",
+        batch_size=batch,
+        fn_kwargs=dict(
+            checkpoint=cfg.xfinder.checkpoint,
+            fmt=cfg.xfinder.prompt_format,
+            max_prompt_tokens=min(cfg.xfinder.max_model_len, TRAINING_MAX_LENGTH) - cfg.xfinder.max_tokens,
+        ),
+    )
+    index = load_index(cache) if cache is not None else None
+    prompted = prompted.map_batches(
+        lookup_batch, batch_format="pandas", batch_size=batch, fn_kwargs=dict(index=ray.put(index))
+    )
+    # Ray Data has no fan-out: each branch re-runs the CPU stages above (cheap next to the model).
+    to_model = prompted.map_batches(needs_model, batch_format="pandas", batch_size=batch)
+    others = prompted.map_batches(no_model, batch_format="pandas", batch_size=batch)
+    return extract.apply(to_model).union(others)
+
+
+def unwrap_bad_file(error: Exception) -> Exception:
+    """The BadInputFile raised in a read task, out of Ray's wrappers (it names the file)."""
+    seen = error
+    while seen is not None:
+        if isinstance(seen, BadInputFile):
+            return BadInputFile(str(seen).splitlines()[0])
+        seen = seen.__cause__ or getattr(seen, "cause", None)
+    return error
 
 
 def package_versions() -> dict[str, str | None]:

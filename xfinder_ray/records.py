@@ -172,7 +172,7 @@ def validate(raw: Mapping[str, Any], columns: Mapping[str, str] | None = None) -
         if name not in row:
             raise InvalidRecord(f"missing field {name!r}")
         value = row[name]
-        if value is None:
+        if value is None or (isinstance(value, float) and value != value):  # NaN: pandas' null
             # An empty response is a real outcome (judged [No valid answer]); a null one is missing data.
             raise InvalidRecord(f"field {name!r} is null")
         if name == "standard_answer_range":
@@ -180,7 +180,10 @@ def validate(raw: Mapping[str, Any], columns: Mapping[str, str] | None = None) -
             continue
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise InvalidRecord(f"field {name!r} must be a string, got {type(value).__name__}")
-        value = str(value)
+        try:
+            value = str(value)
+        except ValueError:  # an int past sys.get_int_max_str_digits() (4300 digits) cannot be printed
+            raise InvalidRecord(f"field {name!r} is longer than {MAX_FIELD_CHARS[name]} characters") from None
         if len(value) > MAX_FIELD_CHARS[name]:
             raise InvalidRecord(f"field {name!r} is longer than {MAX_FIELD_CHARS[name]} characters")
         if name not in ("llm_output",) and not value.strip():

@@ -43,6 +43,7 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
             f"xfinder.model_source={smollm2_model}",
             "xfinder.max_tokens=8",
             "xfinder.batch_size=8",
+            f"cache.path={tmp_path / 'cache'}",
         ],
     )
     res = run(cfg)
@@ -75,3 +76,38 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
             )
     rejects = pd.read_parquet(tmp_path / "out" / "rejects")
     assert list(rejects["record_id"]) == ["bad-1"] and "unknown key_answer_type" in rejects["reason"][0]
+
+    # Incremental re-score: the same records plus two new responses, into a new output with the same
+    # cache. Only the two new prompts reach the model; the others are served from the cache.
+    assert m["cache"] == {
+        "path": str(tmp_path / "cache" / m["cache"]["path"].rsplit("/", 1)[-1]),
+        "hits": 0,
+        "misses": 8,
+    }
+    new = [
+        dict(picked[i], record_id=f"new-{i}", llm_output=picked[i]["llm_output"] + " (revised)")
+        for i in (0, 1)
+    ]
+    table = pa.Table.from_pylist([{k: r[k] for k in FIELDS} for r in [*picked, bad, *new]])
+    pq.write_table(table, tmp_path / "in2.parquet")
+    cfg2 = load_config(
+        "configs/local.yaml",
+        [
+            f"input={tmp_path / 'in2.parquet'}",
+            f"output={tmp_path / 'out2'}",
+            f"xfinder.model_source={smollm2_model}",
+            "xfinder.max_tokens=8",
+            "xfinder.batch_size=8",
+            f"cache.path={tmp_path / 'cache'}",
+        ],
+    )
+    m2 = run(cfg2).manifest
+    assert m2["counts"] == {"input": 11, "judged": 10, "rejected": 1}
+    assert (m2["cache"]["hits"], m2["cache"]["misses"]) == (8, 2)
+    j2 = pd.read_parquet(tmp_path / "out2" / "judgments").set_index("record_id")
+    for r in picked:
+        assert (
+            j2.loc[r["record_id"], "cache_hit"]
+            and j2.loc[r["record_id"], "raw_output"] == j.loc[r["record_id"], "raw_output"]
+        )
+    assert not j2.loc["new-0", "cache_hit"] and not j2.loc["new-1", "cache_hit"]

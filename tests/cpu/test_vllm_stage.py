@@ -80,6 +80,24 @@ def test_unpack_replaces_previous_outputs():
     assert out["extract_error"].to_pylist() == [None, None]
 
 
+def test_identical_prompts_in_a_batch_are_generated_once_and_fanned_out():
+    rows = [{"record_id": f"r{i}", "prompt": ["p-a", "p-b", "p-a", "p-a", "p-c"][i]} for i in range(5)]
+    table = pa.Table.from_pylist(rows)
+    packed = vs._make_pack({})(table)
+    assert packed["prompt"].to_pylist() == ["p-a", "p-b", "p-c"]  # three engine requests for five rows
+    processed = pa.table(
+        {
+            vs._ROW_COLUMN: packed[vs._ROW_COLUMN],
+            "generated_text": ["A", "B", "C"],
+            "num_input_tokens": [3, 4, 5],
+        }
+    )
+    out = vs._unpack(processed).to_pandas().set_index("record_id")
+    assert out.loc[["r0", "r2", "r3"], "raw_output"].tolist() == ["A", "A", "A"]
+    assert out.loc["r1", "raw_output"] == "B" and out.loc["r4", "raw_output"] == "C"
+    assert out.loc["r3", "prompt_tokens"] == 3 and sorted(out.index) == [f"r{i}" for i in range(5)]
+
+
 def test_pack_needs_a_prompt_column():
     with pytest.raises(KeyError, match="prompt"):
         vs._make_pack({})(pa.table({"x": [1]}))

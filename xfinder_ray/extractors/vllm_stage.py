@@ -219,32 +219,38 @@ def sampling_params(cfg: VLLMStageConfig) -> dict[str, Any]:
 # --- packing the passthrough columns ---------------------------------------------------------------
 
 
-def _pack_row(table: pa.Table, i: int) -> bytes:
+def _pack_rows(table: pa.Table, indices: list[int]) -> bytes:
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table.slice(i, 1))
+        writer.write_table(table.take(pa.array(indices, pa.int64())))
     return sink.getvalue().to_pybytes()
 
 
-def _unpack_rows(blobs: list[bytes]) -> pa.Table:
+def _unpack_rows(blobs: list[bytes]) -> tuple[pa.Table, list[int]]:
+    """The packed rows, and how many rows each blob held."""
     tables = [pa.ipc.open_stream(pa.py_buffer(b)).read_all() for b in blobs]
+    counts = [t.num_rows for t in tables]
     try:
-        return pa.concat_tables(tables)
+        return pa.concat_tables(tables), counts
     except pa.ArrowInvalid:
         # Blocks of one dataset can differ slightly (e.g. an all-null column typed null in one file).
-        return pa.concat_tables(tables, promote_options="permissive")
+        return pa.concat_tables(tables, promote_options="permissive"), counts
 
 
 def _make_pack(sp: dict[str, Any]) -> Callable[[pa.Table], pa.Table]:
     def pack(batch: pa.Table) -> pa.Table:
+        """One engine request per distinct prompt in the batch; the rows sharing it travel packed
+        together and are fanned out again by _unpack (greedy decoding: same prompt, same output)."""
         if PROMPT_COLUMN not in batch.column_names:
             raise KeyError(f"the extraction stage needs a {PROMPT_COLUMN!r} column; got {batch.column_names}")
-        n = batch.num_rows
+        groups: dict[str, list[int]] = {}
+        for i, prompt in enumerate(batch[PROMPT_COLUMN].to_pylist()):
+            groups.setdefault(prompt, []).append(i)
         return pa.table(
             {
-                PROMPT_COLUMN: batch[PROMPT_COLUMN],
-                "sampling_params": pa.array([sp] * n),
-                _ROW_COLUMN: pa.array([_pack_row(batch, i) for i in range(n)], pa.binary()),
+                PROMPT_COLUMN: pa.array(list(groups), pa.string()),
+                "sampling_params": pa.array([sp] * len(groups)),
+                _ROW_COLUMN: pa.array([_pack_rows(batch, ix) for ix in groups.values()], pa.binary()),
             }
         )
 
@@ -268,13 +274,15 @@ def _unpack(batch: pa.Table) -> pa.Table:
     cols = batch.column_names
     if n == 0:
         return pa.table({})
-    out = _unpack_rows(batch[_ROW_COLUMN].to_pylist())
+    out, counts = _unpack_rows(batch[_ROW_COLUMN].to_pylist())
     errors = batch[_ERROR_KEY].to_pylist() if _ERROR_KEY in cols else [None] * n
     errors = [e if e else None for e in errors]
     texts = batch["generated_text"].to_pylist()
     ntok = batch["num_input_tokens"].to_pylist()
     raw = [("" if e or t is None else t) for t, e in zip(texts, errors, strict=True)]
     toks = [(0 if e or k is None else int(k)) for k, e in zip(ntok, errors, strict=True)]
+    fan_out = lambda values: [v for v, c in zip(values, counts, strict=True) for _ in range(c)]  # noqa: E731
+    raw, toks, errors = fan_out(raw), fan_out(toks), fan_out(errors)
     for name, arr in (
         ("raw_output", pa.array(raw, pa.string())),
         ("prompt_tokens", pa.array(toks, pa.int64())),

@@ -15,7 +15,7 @@ import ray
 
 from xfinder_ray.config import JobConfig
 from xfinder_ray.extractors import extractor_identity, get_record_extractor
-from xfinder_ray.records import validate
+from xfinder_ray.records import FIELDS, validate
 
 
 @dataclass(frozen=True)
@@ -28,9 +28,12 @@ class ExtractStage:
 
 
 def rules_batch(batch: pd.DataFrame) -> pd.DataFrame:
+    """Extract valid rows; rows already rejected pass through untouched."""
     extract = get_record_extractor("rules")
-    cols = batch.drop(columns=["reject_reason"]).to_dict("records")
-    outputs = [extract(validate(row)) for row in cols]
+    outputs = [
+        None if isinstance(reason, str) else extract(validate(row))
+        for row, reason in zip(batch[list(FIELDS)].to_dict("records"), batch["reject_reason"], strict=True)
+    ]
     return batch.assign(raw_output=outputs, prompt_tokens=None, truncated=False)
 
 

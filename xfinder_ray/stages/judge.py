@@ -1,7 +1,8 @@
 """parse + judge: rows with `raw_output` -> + `extracted_answer`, `judgment`.
 
 For model extractors the raw generation is parsed into the answer range first; `rules` returns a
-key answer already. A row whose extraction failed (`extract_error`) becomes a reject with the reason.
+key answer already. A row whose extraction failed (`extract_error`) becomes a reject with the reason;
+rows rejected earlier pass through.
 """
 
 from __future__ import annotations
@@ -16,14 +17,20 @@ from xfinder_ray.records import parse_answer_range
 def judge_batch(batch: pd.DataFrame, *, math: str, parse: bool) -> pd.DataFrame:
     extracted, verdicts, reasons = [], [], []
     errors = batch["extract_error"] if "extract_error" in batch else [None] * len(batch)
-    for kat, rng, raw, correct, err in zip(
+    for kat, rng, raw, correct, err, prior in zip(
         batch["key_answer_type"],
         batch["standard_answer_range"],
         batch["raw_output"],
         batch["correct_answer"],
         errors,
+        batch["reject_reason"],
         strict=True,
     ):
+        if isinstance(prior, str):
+            extracted.append(None)
+            verdicts.append(None)
+            reasons.append(prior)
+            continue
         if isinstance(err, str) and err:
             extracted.append(None)
             verdicts.append(None)

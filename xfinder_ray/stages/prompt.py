@@ -1,4 +1,5 @@
-"""prompt: valid rows -> + `prompt`, `truncated` (the checkpoint's training-exact xFinder prompt).
+"""prompt: rows -> + `prompt`, `truncated` (the checkpoint's training-exact xFinder prompt) for
+every valid row; rejected rows pass through with no prompt.
 
 Rows are ordered by question inside each batch so prompts that share a prefix reach the engine
 together (vLLM's prefix cache); there is no global shuffle.
@@ -32,13 +33,18 @@ def prompt_batch(
     batch = batch.sort_values(["question", "record_id"], kind="stable").reset_index(drop=True)
     tok = _tokenizer(tokenizer_dir) if tokenizer_dir else None
     prompts, truncated = [], []
-    for q, out, rng, kat in zip(
+    for q, out, rng, kat, reason in zip(
         batch["question"],
         batch["llm_output"],
         batch["standard_answer_range"],
         batch["key_answer_type"],
+        batch["reject_reason"],
         strict=True,
     ):
+        if isinstance(reason, str):
+            prompts.append(None)
+            truncated.append(None)
+            continue
         rendered = render_prompt(
             q,
             out,

@@ -1,27 +1,41 @@
-"""read: input files -> rows with the canonical columns (strings or null) and `reject_reason`.
+"""read: inventory shards -> rows with the canonical columns (strings or null), `reject_reason`,
+and their position `source_file`, `source_row`.
 
-Reads Parquet (only the needed columns) and JSON Lines (parsed here, so one malformed line becomes
-a reject instead of failing the read). `standard_answer_range` is normalised to a JSON string so
-every block has the same schema whatever the source used (list column, JSON or Python literal).
+A Ray Data datasource with one read task per shard (Parquet row group, JSONL file). Each task
+reads only the columns the job needs, skips rows a previous attempt already wrote (resume), and
+marks later duplicates of a record_id. Nothing that is in a file is dropped: a line that is not
+JSON, a value of the wrong type, invalid UTF-8 or a row group that cannot be decoded all become
+rows with a `reject_reason`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import ray
+from ray.data.block import BlockMetadata
+from ray.data.datasource import Datasource, ReadTask
 
-from xfinder_ray.config import InputConfig, StorageConfig
 from xfinder_ray.records import FIELD_ALIASES, FIELDS
-from xfinder_ray.storage import list_files, resolve
+from xfinder_ray.stages.inventory import (
+    MAX_LINE_BYTES,
+    BadInputFile,
+    Inventory,
+    Shard,
+    jsonl_lines,
+    read_jsonl_bytes,
+)
 
-PARQUET_SUFFIXES = (".parquet", ".pq")
-JSONL_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
-MAX_LINE_CHARS = 2_000_000
-OUT_COLUMNS = (*FIELDS, "reject_reason")
+OUT_COLUMNS = (*FIELDS, "reject_reason", "source_file", "source_row")
+BLOCK_ROWS = 8192
+# Fields that may arrive as a list (the range) and are kept as JSON text; any other field must be scalar.
+STRUCTURED_FIELDS = ("standard_answer_range",)
 
 
 def _source_names(columns: dict[str, str]) -> dict[str, list[str]]:
@@ -33,83 +47,191 @@ def _source_names(columns: dict[str, str]) -> dict[str, list[str]]:
     return names
 
 
-def _as_text(value: Any) -> Any:
+def _as_text(field: str, value: Any) -> tuple[Any, str | None]:
+    """(text or None, reason) for one source value."""
     if value is None or isinstance(value, str):
-        return value
+        return value, None
     if hasattr(value, "tolist"):
         value = value.tolist()
-    if isinstance(value, (list, tuple, dict)):
-        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return None, f"field {field!r} must be a string, got bool"
     if isinstance(value, float) and value != value:  # NaN from pandas
-        return None
-    return value if isinstance(value, bool) else str(value)
+        return None, None
+    if isinstance(value, (list, tuple, dict)):
+        if field in STRUCTURED_FIELDS:
+            return json.dumps(value, ensure_ascii=False), None
+        return None, f"field {field!r} must be a string, got {type(value).__name__}"
+    if isinstance(value, bytes):
+        return None, f"field {field!r} must be a string, got binary"
+    return str(value), None
 
 
 def canonical_rows(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
     names = _source_names(columns)
-    out: dict[str, list[Any]] = {c: [] for c in OUT_COLUMNS}
+    out: dict[str, list[Any]] = {c: [] for c in (*FIELDS, "reject_reason")}
     for row in rows:
         reason = row.get("reject_reason")
         for field in FIELDS:
             src = next((n for n in names[field] if n in row), None)
-            value = _as_text(row[src]) if src is not None else None
+            value, problem = _as_text(field, row[src]) if src is not None else (None, None)
             if src is None and reason is None:
                 reason = f"missing field {field!r}"
-            if isinstance(value, bool) and reason is None:
-                reason = f"field {field!r} must be a string, got bool"
-            out[field].append(value if not isinstance(value, bool) else None)
+            reason = reason or problem
+            out[field].append(value)
         out["reject_reason"].append(reason)
-    return pd.DataFrame(out, columns=list(OUT_COLUMNS))
+    return pd.DataFrame(out, columns=[*FIELDS, "reject_reason"])
 
 
-def _parse_jsonl(batch: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
-    rows: list[dict[str, Any]] = []
-    for line in batch["text"]:
-        if not line.strip():
-            continue
-        if len(line) > MAX_LINE_CHARS:
-            rows.append(
-                {"reject_reason": f"line longer than {MAX_LINE_CHARS} characters", "llm_output": line[:200]}
-            )
-            continue
+def _parse_line(line: bytes) -> dict[str, Any]:
+    if len(line) > MAX_LINE_BYTES:
+        return {"reject_reason": f"line longer than {MAX_LINE_BYTES} bytes"}
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return {"reject_reason": f"line is not valid UTF-8 (byte {e.start})"}
+    try:
+        obj = json.loads(text, strict=False)  # control characters inside strings are just text
+    except ValueError as e:
+        return {"reject_reason": f"not valid JSON ({getattr(e, 'msg', e)})", "llm_output": text[:200]}
+    if not isinstance(obj, dict):
+        return {"reject_reason": f"expected a JSON object, got {type(obj).__name__}"}
+    return obj
+
+
+def _parquet_rows(table: pa.Table) -> list[dict[str, Any]]:
+    """Rows of a row group; a string column with invalid UTF-8 is decoded value by value."""
+    try:
+        return table.to_pylist()
+    except (UnicodeDecodeError, pa.ArrowException):
+        pass
+    rows: list[dict[str, Any]] = [{} for _ in range(table.num_rows)]
+    for name in table.column_names:
+        col = table.column(name)
         try:
-            obj = json.loads(line)
-        except ValueError as e:
-            rows.append({"reject_reason": f"not valid JSON ({e.msg})", "llm_output": line[:200]})
-            continue
-        if not isinstance(obj, dict):
-            rows.append({"reject_reason": f"expected a JSON object, got {type(obj).__name__}"})
-            continue
-        rows.append(obj)
-    return canonical_rows(rows, columns)
+            values = col.to_pylist()
+        except (UnicodeDecodeError, pa.ArrowException):
+            values = []
+            for raw in col.cast(pa.binary()).to_pylist():
+                try:
+                    values.append(None if raw is None else raw.decode("utf-8"))
+                except UnicodeDecodeError:
+                    values.append(_BadText(name))
+        for row, value in zip(rows, values, strict=True):
+            if isinstance(value, _BadText):
+                row.setdefault("reject_reason", f"field {name!r} is not valid UTF-8")
+                value = None
+            row[name] = value
+    return rows
 
 
-def _canonical_parquet(batch: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
-    return canonical_rows(batch.to_dict("records"), columns)
+class _BadText:
+    def __init__(self, name: str):
+        self.name = name
 
 
-def read_input(cfg: InputConfig, storage: StorageConfig) -> ray.data.Dataset:
-    """One dataset over every input path, with the canonical columns and `reject_reason`."""
-    parts: list[ray.data.Dataset] = []
-    columns = dict(cfg.columns)
-    for uri in cfg.paths:
-        loc = resolve(uri, storage)
-        fmt = cfg.format
-        if fmt == "auto":
-            fmt = "jsonl" if uri.rstrip("/").endswith(JSONL_SUFFIXES) else "parquet"
-        files = list_files(loc, PARQUET_SUFFIXES if fmt == "parquet" else JSONL_SUFFIXES)
-        if not files:
-            raise FileNotFoundError(f"no {fmt} files under {uri!r}")
-        if fmt == "parquet":
-            # Read only the columns the job needs: the canonical fields under their source names.
-            schema = pq.read_schema(files[0], filesystem=loc.fs)
-            wanted = {n for names in _source_names(columns).values() for n in names}
-            present = [n for n in schema.names if n in wanted]
-            ds = ray.data.read_parquet(files, filesystem=loc.fs).select_columns(present)
-            parts.append(
-                ds.map_batches(_canonical_parquet, batch_format="pandas", fn_kwargs={"columns": columns})
+def read_shard(
+    shard: Shard,
+    columns: dict[str, str],
+    skip_rows: np.ndarray,
+    duplicates: dict[int, str],
+    on_bad_file: str,
+) -> Iterator[pd.DataFrame]:
+    """Canonical rows of one shard, without `skip_rows` (already written by an earlier attempt)."""
+    f = shard.file
+    try:
+        if f.fmt == "parquet":
+            wanted = {n for ns in _source_names(columns).values() for n in ns}
+            present = [n for n in f.columns if n in wanted]
+            table = pq.ParquetFile(f.fs.open_input_file(f.path)).read_row_group(
+                shard.row_group, columns=present
             )
+            row_numbers = np.arange(shard.start, shard.stop, dtype=np.int64)
+            # Python objects only for one block at a time: a row group can hold millions of rows.
+            rows_of = lambda lo, hi: _parquet_rows(table.slice(lo, hi - lo))  # noqa: E731
         else:
-            ds = ray.data.read_text(files, filesystem=loc.fs)
-            parts.append(ds.map_batches(_parse_jsonl, batch_format="pandas", fn_kwargs={"columns": columns}))
-    return parts[0] if len(parts) == 1 else parts[0].union(*parts[1:])
+            numbered = jsonl_lines(read_jsonl_bytes(f.fs, f.path))
+            row_numbers = np.array([i for i, _ in numbered], dtype=np.int64)
+            rows_of = lambda lo, hi: [_parse_line(line) for _, line in numbered[lo:hi]]  # noqa: E731
+    except Exception as e:
+        if on_bad_file == "fail":
+            raise BadInputFile(
+                f"cannot read {f.uri} (row group {shard.row_group}): {type(e).__name__}: {e}"
+            ) from e
+        # on_bad_file=skip: the rows are known from the footer, so each becomes a reject, never a gap.
+        reason = f"unreadable: row group {shard.row_group} of {f.uri} ({type(e).__name__}: {str(e)[:300]})"
+        row_numbers = np.arange(shard.start, shard.stop, dtype=np.int64)
+        rows_of = lambda lo, hi: [{"reject_reason": reason} for _ in range(lo, hi)]  # noqa: E731
+    keep = ~np.isin(row_numbers, skip_rows) if len(skip_rows) else np.ones(len(row_numbers), dtype=bool)
+    for begin in range(0, len(row_numbers), BLOCK_ROWS):
+        end = min(begin + BLOCK_ROWS, len(row_numbers))
+        if not keep[begin:end].any():
+            continue
+        block = rows_of(begin, end)
+        idx = [i for i in range(begin, end) if keep[i]]
+        picked = [block[i - begin] for i in idx]
+        for i, row in zip(idx, picked, strict=True):
+            dup = duplicates.get(int(row_numbers[i]))
+            if dup and not row.get("reject_reason"):
+                row["reject_reason"] = dup
+        df = canonical_rows(picked, columns)
+        df["source_file"] = f.uri
+        df["source_row"] = row_numbers[idx]
+        yield df
+
+
+class InputSource(Datasource):
+    def __init__(
+        self,
+        inventory: Inventory,
+        columns: dict[str, str],
+        done: dict[str, np.ndarray],
+        on_bad_file: str,
+    ):
+        self.inventory = inventory
+        self.columns = columns
+        self.done = done
+        self.on_bad_file = on_bad_file
+
+    def estimate_inmemory_data_size(self) -> int | None:
+        return None
+
+    def pending_shards(self) -> list[tuple[Shard, np.ndarray]]:
+        """Shards with rows still to do, with the rows of each that are already done."""
+        out = []
+        for shard in self.inventory.shards():
+            done = self.done.get(shard.file.uri, np.empty(0, dtype=np.int64))
+            if shard.file.fmt == "parquet":
+                lo, hi = np.searchsorted(done, [shard.start, shard.stop])
+                done = done[lo:hi]
+            if len(done) < shard.stop - shard.start:
+                out.append((shard, done))
+        return out
+
+    def get_read_tasks(
+        self, parallelism: int, per_task_row_limit: int | None = None, data_context: Any = None
+    ) -> list[ReadTask]:
+        tasks = []
+        for shard, done in self.pending_shards():
+            dups = {
+                r: reason
+                for r, reason in self.inventory.duplicates.get(shard.file.uri, {}).items()
+                if shard.file.fmt == "jsonl" or shard.start <= r < shard.stop
+            }
+            args = (shard, self.columns, done, dups, self.on_bad_file)
+            meta = BlockMetadata(
+                num_rows=shard.stop - shard.start - len(done),
+                size_bytes=None,
+                input_files=[shard.file.uri],
+                exec_stats=None,
+            )
+            tasks.append(ReadTask(lambda a=args: read_shard(*a), meta, per_task_row_limit=per_task_row_limit))
+        return tasks
+
+
+def read_input(source: InputSource) -> ray.data.Dataset | None:
+    """The rows still to do, or None when every row is already written."""
+    pending = len(source.pending_shards())
+    if not pending:
+        return None
+    # One block stream per shard: Ray's default would split each shard's output into tiny blocks.
+    return ray.data.read_datasource(source, override_num_blocks=pending)

@@ -1,18 +1,23 @@
 """write: judged and rejected rows -> `judgments/` and `rejects/` Parquet, in one pass.
 
 Rows with a `reject_reason` go to rejects/ (the original fields + reason), the others to
-judgments/. Each write task names its files by a hash of the record ids it holds, so a retried task
-overwrites its own files instead of adding duplicates. Every file has a fixed schema.
+judgments/; new model extractions also go to the extraction cache. Each write task names its files
+by a hash of the row positions it holds, so a retried task overwrites its own files instead of adding
+duplicates, and each file appears whole or not at all (temp file + rename locally; one PUT on S3):
+the written part files are the job's checkpoint. Every file has a fixed schema.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import threading
 from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from ray.data.block import BlockAccessor
 from ray.data.datasource import Datasink
@@ -34,10 +39,19 @@ JUDGMENT_SCHEMA = pa.schema(
         ("raw_output", pa.string()),
         ("truncated", pa.bool_()),
         ("prompt_tokens", pa.int64()),
+        ("cache_hit", pa.bool_()),
+        ("source_file", pa.string()),
+        ("source_row", pa.int64()),
     ]
 )
 REJECT_SCHEMA = pa.schema(
-    [(f, pa.string()) for f in FIELDS] + [("reason", pa.string()), ("extractor", pa.string())]
+    [(f, pa.string()) for f in FIELDS]
+    + [
+        ("reason", pa.string()),
+        ("extractor", pa.string()),
+        ("source_file", pa.string()),
+        ("source_row", pa.int64()),
+    ]
 )
 
 
@@ -56,40 +70,76 @@ def _table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
     return pa.table(cols, schema=schema)
 
 
+COUNTERS = ("judged", "rejected", "cache_hits", "cache_misses")
+
+
 class OutputSink(Datasink):
-    def __init__(self, judgments: Location, rejects: Location, extractor: str, comparator: str):
+    def __init__(
+        self,
+        judgments: Location,
+        rejects: Location,
+        extractor: str,
+        comparator: str,
+        cache: Location | None = None,
+    ):
         self.judgments = judgments
         self.rejects = rejects
+        self.cache = cache
         self.extractor = extractor
         self.comparator = comparator
+        self.counts = dict.fromkeys(COUNTERS, 0)
 
     def on_write_start(self, schema: Any = None) -> None:
-        for loc in (self.judgments, self.rejects):
-            loc.fs.create_dir(loc.path, recursive=True)
+        for loc in (self.judgments, self.rejects, self.cache):
+            if loc is not None:
+                loc.fs.create_dir(loc.path, recursive=True)
 
     def write(self, blocks: Iterable[Any], ctx: Any) -> dict[str, int]:
         frames = [BlockAccessor.for_block(b).to_pandas() for b in blocks]
         frames = [f for f in frames if len(f)]
         if not frames:
-            return {"judged": 0, "rejected": 0}
+            return dict.fromkeys(COUNTERS, 0)
         df = pd.concat(frames, ignore_index=True)
-        key = hashlib.sha1("\0".join(map(str, df["record_id"])).encode()).hexdigest()[:20]
+        positions = "\0".join(f"{f}\0{r}" for f, r in zip(df["source_file"], df["source_row"], strict=True))
+        key = hashlib.sha1(positions.encode("utf-8", "surrogatepass")).hexdigest()[:24]
         rejected = df[df["reject_reason"].notna()].rename(columns={"reject_reason": "reason"})
         judged = df[df["reject_reason"].isna()]
+        hits = misses = 0
+        if "cache_hit" in judged:
+            from xfinder_ray.stages.cache import flag
+
+            hits, misses = (
+                int(flag(judged["cache_hit"], True).sum()),
+                int(flag(judged["cache_hit"], False).sum()),
+            )
+        # Cache first: a row counts as done once its judgment file exists, and then its extraction
+        # must already be reusable.
+        if self.cache is not None and "cache_key" in df:
+            from xfinder_ray.stages.cache import new_entries
+
+            entries = new_entries(df)
+            if entries.num_rows:
+                write_parquet_atomic(entries, self.cache, key)
         if len(judged):
             judged = judged.assign(extractor=self.extractor, comparator=self.comparator)
-            self._write(_table(judged, JUDGMENT_SCHEMA), self.judgments, key)
+            write_parquet_atomic(_table(judged, JUDGMENT_SCHEMA), self.judgments, key)
         if len(rejected):
-            self._write(_table(rejected.assign(extractor=self.extractor), REJECT_SCHEMA), self.rejects, key)
-        return {"judged": len(judged), "rejected": len(rejected)}
-
-    @staticmethod
-    def _write(table: pa.Table, loc: Location, key: str) -> None:
-        pq.write_table(table, f"{loc.path}/part-{key}.parquet", filesystem=loc.fs, compression="zstd")
+            write_parquet_atomic(
+                _table(rejected.assign(extractor=self.extractor), REJECT_SCHEMA), self.rejects, key
+            )
+        return {"judged": len(judged), "rejected": len(rejected), "cache_hits": hits, "cache_misses": misses}
 
     def on_write_complete(self, write_result: Any) -> None:
         returns = [r for r in write_result.write_returns if r]
-        self.counts = {
-            "judged": sum(r["judged"] for r in returns),
-            "rejected": sum(r["rejected"] for r in returns),
-        }
+        self.counts = {c: sum(r[c] for r in returns) for c in COUNTERS}
+
+
+def write_parquet_atomic(table: pa.Table, loc: Location, key: str) -> None:
+    """Write `part-<key>.parquet` so that it exists whole or not at all."""
+    final = f"{loc.path}/part-{key}.parquet"
+    if isinstance(loc.fs, pafs.LocalFileSystem):
+        tmp = f"{loc.path}/.part-{key}.parquet.tmp-{os.getpid()}-{threading.get_ident()}"
+        pq.write_table(table, tmp, filesystem=loc.fs, compression="zstd")
+        os.replace(tmp, final)
+    else:  # S3: an object becomes visible only when its (multipart) upload completes
+        pq.write_table(table, final, filesystem=loc.fs, compression="zstd")
