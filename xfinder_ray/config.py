@@ -61,6 +61,8 @@ class ExtractorConfig:
     name: str = "xfinder"  # xfinder | rules
     # Only the embedded default sets this: where the checkpoint is not on disk, use `rules` and say so.
     fallback: str | None = None
+    # strict: settle responses whose key answer is beyond doubt without the model (extractors/router.py)
+    router: str = "none"
 
 
 @dataclass
@@ -165,6 +167,7 @@ def _check(cfg: JobConfig) -> None:
     choices = {
         "extractor.name": (cfg.extractor.name, ("xfinder", "rules")),
         "extractor.fallback": (cfg.extractor.fallback, (None, "rules")),
+        "extractor.router": (cfg.extractor.router, ("none", "strict")),
         "xfinder.checkpoint": (cfg.xfinder.checkpoint, CHECKPOINTS),
         "xfinder.prompt_format": (cfg.xfinder.prompt_format, FORMATS),
         "xfinder.device": (cfg.xfinder.device, ("auto", "gpu", "cpu")),

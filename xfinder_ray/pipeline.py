@@ -1,6 +1,6 @@
 """The scoring job, end to end:
 
-    inventory -> read -> validate -> prompt -> [cache] -> extract -> parse+judge -> write
+    inventory -> read -> validate -> [route] -> prompt -> [cache] -> extract -> parse+judge -> write
               -> verify + aggregate (accuracy/, leaderboard.md) -> commit (manifest.json, written last)
 
 Each arrow is one stage in xfinder_ray/stages/. Everything streams through Ray Data; the driver
@@ -30,6 +30,7 @@ from xfinder_ray.stages.inventory import BadInputFile, Inventory, take_inventory
 from xfinder_ray.stages.judge import judge_batch
 from xfinder_ray.stages.prompt import prompt_batch
 from xfinder_ray.stages.read import InputSource, read_input
+from xfinder_ray.stages.route import route_batch
 from xfinder_ray.stages.validate import validate_batch
 from xfinder_ray.stages.write import OutputSink
 from xfinder_ray.storage import Location, resolve, write_json_atomic
@@ -151,6 +152,11 @@ def run(cfg: JobConfig) -> JobResult:
             "hits": sink.counts["cache_hits"],
             "misses": sink.counts["cache_misses"],
         },
+        "router": {
+            "mode": cfg.extractor.router,
+            "routed": sink.counts["routed"],
+            "share": round(sink.counts["routed"] / n_judged, 4) if n_judged else 0.0,
+        },
         "extractor": extract.identity,
         "comparator": cfg.judge.math,
         "notes": notes,
@@ -179,6 +185,8 @@ def extract_rows(
     batch = cfg.ray.batch_size
     if not extract.needs_prompt:
         return extract.apply(checked)
+    if cfg.extractor.router == "strict":
+        checked = checked.map_batches(route_batch, batch_format="pandas", batch_size=batch)
     prompted = checked.map_batches(
         prompt_batch,
         batch_format="pandas",

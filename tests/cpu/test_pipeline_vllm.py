@@ -14,10 +14,11 @@ import pytest
 
 from tests.cpu.vllm_fixtures import smollm2_model  # noqa: F401  (fixture)
 from xfinder_ray.config import load_config
+from xfinder_ray.extractors.router import strict_answer
 from xfinder_ray.parsing import parse_output
 from xfinder_ray.pipeline import run
 from xfinder_ray.prompts import render_prompt
-from xfinder_ray.records import FIELDS, NO_VALID_ANSWER, parse_answer_range
+from xfinder_ray.records import FIELDS, NO_VALID_ANSWER, parse_answer_range, validate
 from xfinder_ray.sample_data import read_sample
 
 pytestmark = [pytest.mark.ray, pytest.mark.vllm, pytest.mark.slow]
@@ -44,8 +45,11 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
             "xfinder.max_tokens=8",
             "xfinder.batch_size=8",
             f"cache.path={tmp_path / 'cache'}",
+            "extractor.router=strict",
         ],
     )
+    routed = {r["record_id"] for r in picked if strict_answer(validate(r)) is not None}
+    assert 0 < len(routed) < len(picked)
     res = run(cfg)
     assert not res.notes  # the model is on disk: no fallback to rules
     m = json.loads((tmp_path / "out" / "manifest.json").read_text())
@@ -53,14 +57,20 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
     assert m["extractor"].startswith("xfinder:xFinder-qwen1505@") and ":training:" in m["extractor"]
 
     j = pd.read_parquet(tmp_path / "out" / "judgments").set_index("record_id")
-    assert len(j) == 8 and j["judgment"].notna().all() and (j["extractor"] == m["extractor"]).all()
+    assert len(j) == 8 and j["judgment"].notna().all()
+    assert set(j["extractor"]) == {m["extractor"], "router:strict-1"}
 
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(smollm2_model))
+    assert m["router"] == {"mode": "strict", "routed": len(routed), "share": round(len(routed) / 8, 4)}
+    assert set(j.index[j["extractor"] == "router:strict-1"]) == routed
     for r in picked:
         row = j.loc[r["record_id"]]
         rng = parse_answer_range(r["standard_answer_range"], r["key_answer_type"])
+        if r["record_id"] in routed:  # settled without the model: no prompt, no cache entry
+            assert row["extracted_answer"] == strict_answer(validate(r)) and pd.isna(row["cache_hit"])
+            continue
         prompt = render_prompt(r["question"], r["llm_output"], rng).prompt
         # The engine saw exactly our rendered prompt: its token count matches the tokenizer's.
         assert row["prompt_tokens"] in (
@@ -82,7 +92,7 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
     assert m["cache"] == {
         "path": str(tmp_path / "cache" / m["cache"]["path"].rsplit("/", 1)[-1]),
         "hits": 0,
-        "misses": 8,
+        "misses": 8 - len(routed),
     }
     new = [
         dict(picked[i], record_id=f"new-{i}", llm_output=picked[i]["llm_output"] + " (revised)")
@@ -103,9 +113,12 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
     )
     m2 = run(cfg2).manifest
     assert m2["counts"] == {"input": 11, "judged": 10, "rejected": 1}
-    assert (m2["cache"]["hits"], m2["cache"]["misses"]) == (8, 2)
+    # This run has no router: the records routed before now need the model too.
+    assert (m2["cache"]["hits"], m2["cache"]["misses"]) == (8 - len(routed), 2 + len(routed))
     j2 = pd.read_parquet(tmp_path / "out2" / "judgments").set_index("record_id")
     for r in picked:
+        if r["record_id"] in routed:
+            continue
         assert (
             j2.loc[r["record_id"], "cache_hit"]
             and j2.loc[r["record_id"], "raw_output"] == j.loc[r["record_id"], "raw_output"]

@@ -74,13 +74,14 @@ def lookup_batch(batch: pd.DataFrame, *, index: Any) -> pd.DataFrame:
     n = len(batch)
     keys: list[bytes | None] = [None] * n
     hit: list[bool | None] = [None] * n
-    raw: list[str | None] = [None] * n
+    # Rows without a prompt (rejected, or settled by the router) keep what they have.
+    raw: list[str | None] = list(batch["raw_output"]) if "raw_output" in batch else [None] * n
     tokens: list[int | None] = [None] * n
     for i, (prompt, reason) in enumerate(zip(batch["prompt"], batch["reject_reason"], strict=True)):
         if isinstance(reason, str) or not isinstance(prompt, str):
             continue
         key = prompt_key(prompt)
-        keys[i], hit[i] = key, False
+        keys[i], hit[i], raw[i] = key, False, None
         if idx is not None and len(idx.keys):
             probe = np.array(key, dtype=idx.keys.dtype)[
                 ()

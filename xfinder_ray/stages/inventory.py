@@ -148,7 +148,8 @@ def _scan(f: InputFile, names: list[str]) -> tuple[InputFile, np.ndarray, np.nda
             for number, line in jsonl_lines(read_jsonl_bytes(f.fs, f.path)):
                 rows.append(number)
                 try:
-                    obj = json.loads(line) if len(line) <= MAX_LINE_BYTES else None
+                    text = line.decode("utf-8").removeprefix("\ufeff")
+                    obj = json.loads(text, strict=False) if len(line) <= MAX_LINE_BYTES else None
                 except ValueError:  # includes invalid UTF-8
                     obj = None
                 value = next((obj[n] for n in names if n in obj), None) if isinstance(obj, dict) else None

@@ -1,5 +1,5 @@
 """prompt: rows -> + `prompt`, `truncated` (the checkpoint's training-exact xFinder prompt) for
-every valid row; rejected rows pass through with no prompt.
+every valid row; rejected and routed rows pass through with no prompt.
 
 Rows are ordered by question inside each batch so prompts that share a prefix reach the engine
 together (vLLM's prefix cache); there is no global shuffle.
@@ -13,6 +13,7 @@ import pandas as pd
 
 from xfinder_ray.prompts import render_prompt
 from xfinder_ray.records import parse_answer_range
+from xfinder_ray.stages.cache import flag
 
 
 @functools.lru_cache(maxsize=2)
@@ -33,15 +34,17 @@ def prompt_batch(
     batch = batch.sort_values(["question", "record_id"], kind="stable").reset_index(drop=True)
     tok = _tokenizer(tokenizer_dir) if tokenizer_dir else None
     prompts, truncated = [], []
-    for q, out, rng, kat, reason in zip(
+    routed = flag(batch["routed"], True) if "routed" in batch else [False] * len(batch)
+    for q, out, rng, kat, reason, settled in zip(
         batch["question"],
         batch["llm_output"],
         batch["standard_answer_range"],
         batch["key_answer_type"],
         batch["reject_reason"],
+        routed,
         strict=True,
     ):
-        if isinstance(reason, str):
+        if isinstance(reason, str) or settled:
             prompts.append(None)
             truncated.append(None)
             continue

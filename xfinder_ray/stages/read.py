@@ -79,14 +79,17 @@ def canonical_rows(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.Da
             reason = reason or problem
             out[field].append(value)
         out["reject_reason"].append(reason)
-    return pd.DataFrame(out, columns=[*FIELDS, "reject_reason"])
+    # object columns: pandas' `str` dtype would turn None into NaN and mix types across batches.
+    return pd.DataFrame(
+        {k: pd.Series(v, dtype=object) for k, v in out.items()}, columns=[*FIELDS, "reject_reason"]
+    )
 
 
 def _parse_line(line: bytes) -> dict[str, Any]:
     if len(line) > MAX_LINE_BYTES:
         return {"reject_reason": f"line longer than {MAX_LINE_BYTES} bytes"}
     try:
-        text = line.decode("utf-8")
+        text = line.decode("utf-8").removeprefix("\ufeff")  # a byte order mark is not part of the record
     except UnicodeDecodeError as e:
         return {"reject_reason": f"line is not valid UTF-8 (byte {e.start})"}
     try:
@@ -95,6 +98,11 @@ def _parse_line(line: bytes) -> dict[str, Any]:
         return {"reject_reason": f"not valid JSON ({getattr(e, 'msg', e)})", "llm_output": text[:200]}
     if not isinstance(obj, dict):
         return {"reject_reason": f"expected a JSON object, got {type(obj).__name__}"}
+    if "\\u" in text:  # an escaped lone surrogate is valid JSON but not text Arrow can hold
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return {"reject_reason": "line is not valid UTF-8 (an escaped lone surrogate)"}
     return obj
 
 

@@ -23,6 +23,7 @@ from ray.data.block import BlockAccessor
 from ray.data.datasource import Datasink
 
 from xfinder_ray.records import FIELDS
+from xfinder_ray.stages.cache import flag
 from xfinder_ray.storage import Location
 
 JUDGMENT_SCHEMA = pa.schema(
@@ -55,11 +56,15 @@ REJECT_SCHEMA = pa.schema(
 )
 
 
+def _missing(v: Any) -> bool:
+    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v)
+
+
 def _table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
     cols = {}
     for f in schema:
         values = df[f.name] if f.name in df else [None] * len(df)
-        values = [None if (v is None or (isinstance(v, float) and v != v)) else v for v in values]
+        values = [None if _missing(v) else v for v in values]
         if pa.types.is_integer(f.type):
             values = [None if v is None else int(v) for v in values]
         elif pa.types.is_boolean(f.type):
@@ -70,7 +75,7 @@ def _table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
     return pa.table(cols, schema=schema)
 
 
-COUNTERS = ("judged", "rejected", "cache_hits", "cache_misses")
+COUNTERS = ("judged", "rejected", "cache_hits", "cache_misses", "routed")
 
 
 class OutputSink(Datasink):
@@ -102,16 +107,15 @@ class OutputSink(Datasink):
         df = pd.concat(frames, ignore_index=True)
         positions = "\0".join(f"{f}\0{r}" for f, r in zip(df["source_file"], df["source_row"], strict=True))
         key = hashlib.sha1(positions.encode("utf-8", "surrogatepass")).hexdigest()[:24]
-        rejected = df[df["reject_reason"].notna()].rename(columns={"reject_reason": "reason"})
-        judged = df[df["reject_reason"].isna()]
-        hits = misses = 0
+        is_reject = pd.Series([isinstance(r, str) for r in df["reject_reason"]], index=df.index)
+        rejected = df[is_reject].rename(columns={"reject_reason": "reason"})
+        judged = df[~is_reject]
+        hits = misses = routed = 0
         if "cache_hit" in judged:
-            from xfinder_ray.stages.cache import flag
-
-            hits, misses = (
-                int(flag(judged["cache_hit"], True).sum()),
-                int(flag(judged["cache_hit"], False).sum()),
-            )
+            hits = int(flag(judged["cache_hit"], True).sum())
+            misses = int(flag(judged["cache_hit"], False).sum())
+        if "routed" in judged:
+            routed = int(flag(judged["routed"], True).sum())
         # Cache first: a row counts as done once its judgment file exists, and then its extraction
         # must already be reusable.
         if self.cache is not None and "cache_key" in df:
@@ -121,13 +125,23 @@ class OutputSink(Datasink):
             if entries.num_rows:
                 write_parquet_atomic(entries, self.cache, key)
         if len(judged):
-            judged = judged.assign(extractor=self.extractor, comparator=self.comparator)
+            # Rows settled by the router carry their own extractor; every other row has the job's.
+            own = judged["extractor"] if "extractor" in judged else pd.Series(None, index=judged.index)
+            judged = judged.assign(
+                extractor=own.where(own.notna(), self.extractor), comparator=self.comparator
+            )
             write_parquet_atomic(_table(judged, JUDGMENT_SCHEMA), self.judgments, key)
         if len(rejected):
             write_parquet_atomic(
                 _table(rejected.assign(extractor=self.extractor), REJECT_SCHEMA), self.rejects, key
             )
-        return {"judged": len(judged), "rejected": len(rejected), "cache_hits": hits, "cache_misses": misses}
+        return {
+            "judged": len(judged),
+            "rejected": len(rejected),
+            "cache_hits": hits,
+            "cache_misses": misses,
+            "routed": routed,
+        }
 
     def on_write_complete(self, write_result: Any) -> None:
         returns = [r for r in write_result.write_returns if r]
