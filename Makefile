@@ -39,6 +39,7 @@ lint: install
 	$(BIN)/ruff format --check xfinder_ray jobs tests benchmarks
 
 bench: install
+	$(BIN)/python benchmarks/bench_side_by_side.py --prepare  # pip-installs xfinder 0.2.6 into .cache/bench-xfinder once
 	scripts/loopback.sh $(BIN)/python benchmarks/run_all.py
 
 clean:

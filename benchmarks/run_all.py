@@ -1,7 +1,8 @@
 """`make bench`: every benchmark, printing figures and ratios against baselines measured in the same run.
 
-Defaults are sized to finish in about 15 minutes on 2 cores; BENCH_FULL=1 runs the issue's sizes
-(1M and 2M records locally, 1M on S3), which takes about an hour here.
+Defaults are sized to finish in about 15 minutes on 2 cores (quiet machine); BENCH_FULL=1 runs the issue's
+sizes (1M and 2M records locally, 1M on S3) and the training-format vLLM stage benchmark too, which takes
+about an hour here.
 """
 
 import os
@@ -18,8 +19,16 @@ def main() -> int:
     s3 = "1000000" if full else "200000"
     steps = [
         [sys.executable, str(ROOT / "bench_pipeline.py"), "--rows", *rows, "--s3-rows", s3],
-        [sys.executable, str(ROOT / "bench_vllm_stage.py"), "--records", "64", "--max-tokens", "16"],
+        # (a) the xfinder package, (b) bare vllm.LLM.generate, (c) the whole job: same records, model,
+        # prompts and decoding (docs/performance.md, "Side by side"). About 6 minutes on a quiet machine.
+        [sys.executable, str(ROOT / "bench_side_by_side.py"), "--records", "64", "--max-tokens", "8"],
     ]
+    if full:
+        # bare vLLM vs the job on training-format prompts (16 new tokens): covered at default sizes by
+        # the side-by-side run above (b and c), so only in the full run.
+        steps.append(
+            [sys.executable, str(ROOT / "bench_vllm_stage.py"), "--records", "64", "--max-tokens", "16"]
+        )
     for cmd in steps:
         print("+", " ".join(cmd[1:]), flush=True)
         if subprocess.run(cmd).returncode:

@@ -197,6 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "overrides", nargs="*", help="dotlist overrides: input=... output=... extractor.name=rules"
     )
+
+    from xfinder_ray.importers.cli import add_import_parser
+
+    add_import_parser(sub)  # `import lm-eval|opencompass PATH... --output DIR`
     return p
 
 
@@ -204,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "score":
         return score_main(args.config, args.overrides)
+    if hasattr(args, "run"):  # subcommands with their own entry point (`import`)
+        return args.run(args)
     if hasattr(args, "make"):
         return run_lines(args.make(args), sys.stdin, sys.stdout, sys.stderr)
     return 0

@@ -36,27 +36,30 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
     table = pa.Table.from_pylist([{k: r[k] for k in FIELDS} for r in [*picked, bad]])
     pq.write_table(table, tmp_path / "in.parquet")
 
-    cfg = load_config(
-        "configs/local.yaml",
-        [
-            f"input={tmp_path / 'in.parquet'}",
-            f"output={tmp_path / 'out'}",
-            f"xfinder.model_source={smollm2_model}",
-            "xfinder.max_tokens=8",
-            "xfinder.batch_size=8",
-            f"cache.path={tmp_path / 'cache'}",
-            "extractor.router=strict",
-        ],
-    )
+    def config(name: str, *extra: str):
+        return load_config(
+            "configs/local.yaml",
+            [
+                f"input={tmp_path / (name + '.parquet')}",
+                f"output={tmp_path / ('out-' + name)}",
+                f"xfinder.model_source={smollm2_model}",
+                "xfinder.max_tokens=8",
+                "xfinder.batch_size=8",
+                f"cache.path={tmp_path / 'cache'}",
+                *extra,
+            ],
+        )
+
+    cfg = config("in", "extractor.router=strict")
     routed = {r["record_id"] for r in picked if strict_answer(validate(r)) is not None}
     assert 0 < len(routed) < len(picked)
     res = run(cfg)
     assert not res.notes  # the model is on disk: no fallback to rules
-    m = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    m = json.loads((tmp_path / "out-in" / "manifest.json").read_text())
     assert m["counts"] == {"input": 9, "judged": 8, "rejected": 1}
     assert m["extractor"].startswith("xfinder:xFinder-qwen1505@") and ":training:" in m["extractor"]
 
-    j = pd.read_parquet(tmp_path / "out" / "judgments").set_index("record_id")
+    j = pd.read_parquet(tmp_path / "out-in" / "judgments").set_index("record_id")
     assert len(j) == 8 and j["judgment"].notna().all()
     assert set(j["extractor"]) == {m["extractor"], "router:strict-1"}
 
@@ -84,7 +87,7 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
             assert row["extracted_answer"] == NO_VALID_ANSWER or row["extracted_answer"] in (
                 [x[0] for x in rng] if r["key_answer_type"] == "alphabet_option" else rng
             )
-    rejects = pd.read_parquet(tmp_path / "out" / "rejects")
+    rejects = pd.read_parquet(tmp_path / "out-in" / "rejects")
     assert list(rejects["record_id"]) == ["bad-1"] and "unknown key_answer_type" in rejects["reason"][0]
 
     # Incremental re-score: the same records plus two new responses, into a new output with the same
@@ -100,22 +103,12 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
     ]
     table = pa.Table.from_pylist([{k: r[k] for k in FIELDS} for r in [*picked, bad, *new]])
     pq.write_table(table, tmp_path / "in2.parquet")
-    cfg2 = load_config(
-        "configs/local.yaml",
-        [
-            f"input={tmp_path / 'in2.parquet'}",
-            f"output={tmp_path / 'out2'}",
-            f"xfinder.model_source={smollm2_model}",
-            "xfinder.max_tokens=8",
-            "xfinder.batch_size=8",
-            f"cache.path={tmp_path / 'cache'}",
-        ],
-    )
+    cfg2 = config("in2")
     m2 = run(cfg2).manifest
     assert m2["counts"] == {"input": 11, "judged": 10, "rejected": 1}
     # This run has no router: the records routed before now need the model too.
     assert (m2["cache"]["hits"], m2["cache"]["misses"]) == (8 - len(routed), 2 + len(routed))
-    j2 = pd.read_parquet(tmp_path / "out2" / "judgments").set_index("record_id")
+    j2 = pd.read_parquet(tmp_path / "out-in2" / "judgments").set_index("record_id")
     for r in picked:
         if r["record_id"] in routed:
             continue

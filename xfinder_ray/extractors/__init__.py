@@ -56,3 +56,9 @@ def _rules() -> RecordExtractor:
         return rules.extract(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
 
     return extract
+
+
+# The RegEx baselines of OpenCompass, lm-evaluation-harness and UltraEval (docs/baselines.md).
+from xfinder_ray.extractors.baselines import register as _register_baselines  # noqa: E402
+
+_register_baselines(register_record_extractor)

@@ -1,0 +1,60 @@
+"""`xfinder-ray import lm-eval|opencompass PATH... --output DIR`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def add_import_parser(sub: Any) -> argparse.ArgumentParser:
+    sp = sub.add_parser(
+        "import",
+        help="convert lm-evaluation-harness / OpenCompass sample files into job input Parquet",
+        description=(
+            "Read lm-eval --log_samples files (samples_<task>_<timestamp>.jsonl + results_*.json) or an "
+            "OpenCompass run folder (predictions/<model>/<dataset>.json + results/) and write "
+            "DIR/records.parquet (job input + source_judgment), DIR/_import/rejects.parquet and "
+            "DIR/_import/report.json. Then: xfinder-ray score input=DIR output=... (docs/importing.md)"
+        ),
+    )
+    sp.add_argument("format", choices=("lm-eval", "opencompass"))
+    sp.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (local, file://, s3://)")
+    sp.add_argument("--output", "-o", required=True, metavar="DIR", help="folder to write (local or s3://)")
+    sp.add_argument(
+        "--task-map",
+        action="append",
+        default=[],
+        metavar="YAML",
+        help="extra task map merged over configs/task_map.yaml (repeatable; later files win)",
+    )
+    sp.add_argument("--model", help="model name to use instead of the one the framework recorded")
+    sp.add_argument(
+        "--filter",
+        dest="lm_eval_filter",
+        metavar="NAME",
+        help="lm-eval: the filter whose verdict becomes source_judgment (default: the first logged)",
+    )
+    sp.set_defaults(run=import_main)
+    return sp
+
+
+def import_main(args: argparse.Namespace) -> int:
+    from xfinder_ray.importers import ImportInputError, TaskMapError, import_files
+
+    try:
+        report = import_files(
+            args.format,
+            args.paths,
+            args.output,
+            task_map=args.task_map or None,
+            model=args.model,
+            lm_eval_filter=args.lm_eval_filter,
+        )
+    except (ImportInputError, TaskMapError) as e:
+        print(f"xfinder-ray import: {e}", file=sys.stderr)
+        return 1
+    for line in report.summary():
+        print(line, file=sys.stderr if line.startswith(("SKIPPED", "REJECTED", "  ")) else sys.stdout)
+    print(f"report: {report.output.rstrip('/')}/_import/report.json")
+    return 0
