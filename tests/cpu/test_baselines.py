@@ -758,6 +758,11 @@ def _adversarial_kats(name: str) -> list[tuple[str, str]]:
     return [("alphabet_option", "MMLU")]
 
 
+# A backtracking regex on 1 MB runs for minutes; linear code takes well under a second. The bound leaves
+# room for a loaded 2-core CI machine (1.05 s of CPU was seen there for a 0.3 s case).
+BOUND_S = 3.0
+
+
 @pytest.mark.parametrize("name", list(BASELINES))
 def test_adversarial_1mb_inputs_are_bounded(name):
     extract = get_record_extractor(name)
@@ -769,7 +774,7 @@ def test_adversarial_1mb_inputs_are_bounded(name):
             out = extract(r)
             elapsed = time.process_time() - t0
             assert isinstance(out, str)
-            assert elapsed < 1.0, f"{name} on {label} ({kat}): {elapsed:.2f}s"
+            assert elapsed < BOUND_S, f"{name} on {label} ({kat}): {elapsed:.2f}s"
 
 
 def test_comparators_bounded_on_1mb():
@@ -779,7 +784,7 @@ def test_comparators_bounded_on_1mb():
             t0 = time.process_time()
             compare(ADVERSARIAL[label], "\\frac{1}{2}")
             elapsed = time.process_time() - t0
-            assert elapsed < 1.0, f"{name} on {label}: {elapsed:.2f}s"
+            assert elapsed < BOUND_S, f"{name} on {label}: {elapsed:.2f}s"
 
 
 def test_large_range_is_bounded():
@@ -791,4 +796,4 @@ def test_large_range_is_bounded():
             r = rec(text, kat=kat, rng=rng, correct=correct)
             t0 = time.process_time()
             assert isinstance(get_record_extractor(name)(r), str)
-            assert time.process_time() - t0 < 1.0, name
+            assert time.process_time() - t0 < BOUND_S, name
