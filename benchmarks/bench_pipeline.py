@@ -1,4 +1,5 @@
-"""Whole-job throughput with `rules` (local files and S3) and the driver's peak memory as input grows.
+"""Whole-job throughput with `rules` (local files and S3), the driver's peak memory and the object store's
+peak use (sampled by score_child.py) as input grows.
 
 Baseline, measured in the same run: the same per-record work (validate -> rules -> judge) in a plain
 single-process Python loop over the same Parquet files, without Ray.
@@ -119,16 +120,18 @@ def main() -> None:
                 print(f"s3 {args.s3_rows}: {r}", flush=True)
     base = results["baseline"]["records_per_s"]
     print("\n## Whole job with `rules` (records/s; ratio vs the single-process loop baseline)")
-    print("| run | records | records/s | × baseline | driver peak RSS (MB) |\n|---|---|---|---|---|")
-    print(f"| baseline loop | {results['baseline']['records']} | {base} | 1.00 | – |")
-    for n, r in results["local"].items():
+    print(
+        "| run | records | records/s | × baseline | driver peak RSS (MB) | object store peak (MB) | spilled (MB) |"
+        "\n|---|---|---|---|---|---|---|"
+    )
+    print(f"| baseline loop | {results['baseline']['records']} | {base} | 1.00 | – | – | – |")
+    runs = [("local", r) for r in results["local"].values()] + (
+        [("s3", results["s3"])] if results["s3"] else []
+    )
+    for where, r in runs:
         print(
-            f"| local | {n} | {r['records_per_s']} | {r['records_per_s'] / base:.2f} | {r['driver_peak_rss_mb']} |"
-        )
-    if results["s3"]:
-        r = results["s3"]
-        print(
-            f"| s3 | {r['records']} | {r['records_per_s']} | {r['records_per_s'] / base:.2f} | {r['driver_peak_rss_mb']} |"
+            f"| {where} | {r['records']} | {r['records_per_s']} | {r['records_per_s'] / base:.2f} | "
+            f"{r['driver_peak_rss_mb']} | {r.get('object_store_peak_mb', '–')} | {r.get('object_store_spilled_mb', '–')} |"
         )
     (ROOT / "out").mkdir(exist_ok=True)
     (ROOT / "out" / "bench_pipeline.json").write_text(json.dumps(results, indent=2))

@@ -35,7 +35,10 @@ class ConfigError(ValueError):
 @dataclass
 class InputConfig:
     paths: list[str] = MISSING  # files or prefixes: local, file://, s3://
-    format: str = "auto"  # auto | parquet | jsonl
+    format: str = "auto"  # auto | parquet | jsonl | lm-eval | opencompass (imported first: docs/importing.md)
+    # lm-eval | opencompass: an extra task map (a YAML path, a mapping, or a list of them) merged over
+    # configs/task_map.yaml
+    task_map: Any = None
     columns: dict[str, str] = field(default_factory=dict)  # canonical name -> column name in the data
     on_bad_file: str = "fail"  # fail: stop with the file's name | skip: list it in the manifest, go on
 
@@ -172,7 +175,7 @@ def _check(cfg: JobConfig) -> None:
         "xfinder.prompt_format": (cfg.xfinder.prompt_format, FORMATS),
         "xfinder.device": (cfg.xfinder.device, ("auto", "gpu", "cpu")),
         "judge.math": (cfg.judge.math, ("math-verify", "xfinder-compat")),
-        "input.format": (cfg.input.format, ("auto", "parquet", "jsonl")),
+        "input.format": (cfg.input.format, ("auto", "parquet", "jsonl", "lm-eval", "opencompass")),
         "input.on_bad_file": (cfg.input.on_bad_file, ("fail", "skip")),
     }
     for key, (value, allowed) in choices.items():
@@ -182,6 +185,13 @@ def _check(cfg: JobConfig) -> None:
             )
     if not cfg.input.paths:
         raise ConfigError("invalid config: input.paths is empty")
+    if cfg.input.task_map is not None:
+        from xfinder_ray.importers import TaskMapError, load_task_map
+
+        try:
+            load_task_map(cfg.input.task_map)
+        except TaskMapError as e:
+            raise ConfigError(f"invalid config: input.task_map: {e}") from None
     x = cfg.xfinder
     if (x.min_replicas is None) != (x.max_replicas is None):
         raise ConfigError(

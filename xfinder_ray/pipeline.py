@@ -33,7 +33,7 @@ from xfinder_ray.stages.read import InputSource, read_input
 from xfinder_ray.stages.route import route_batch
 from xfinder_ray.stages.validate import validate_batch
 from xfinder_ray.stages.write import OutputSink
-from xfinder_ray.storage import Location, resolve, write_json_atomic
+from xfinder_ray.storage import TRANSIENT_ERRORS, Location, resolve, write_json_atomic
 
 log = logging.getLogger("xfinder_ray")
 __all__ = ["BadInputFile", "CountMismatch", "JobResult", "OutputExists", "run"]
@@ -97,8 +97,30 @@ def run(cfg: JobConfig) -> JobResult:
     extract = build_extract_stage(cfg)
     batch = cfg.ray.batch_size
 
+    # import: lm-eval / OpenCompass files -> <output>/_imported/records.parquet (read like any Parquet input)
+    imported: list[str] = []
+    input_cfg = cfg.input
+    if cfg.input.format in ("lm-eval", "opencompass"):
+        from dataclasses import replace
+
+        from xfinder_ray.importers import convert_inputs
+        from xfinder_ray.storage import exists
+
+        if exists(out.join("manifest.json")) and not cfg.output.overwrite:  # before touching _imported/
+            raise OutputExists(
+                f"{out.uri} already holds a committed run (manifest.json); set output.overwrite=true"
+            )
+        imported = convert_inputs(
+            cfg.input.paths,
+            cfg.input.format,
+            cfg.input.task_map,
+            out.join("_imported").uri,
+            storage=cfg.storage,
+        )
+        input_cfg = replace(cfg.input, paths=imported, format="parquet")
+
     # inventory: rows per file, read shards, duplicate ids, unreadable files
-    inventory = take_inventory(cfg.input, cfg.storage)
+    inventory = take_inventory(input_cfg, cfg.storage)
     progress = open_output(
         out,
         job_fingerprint(cfg, inventory, extract),
@@ -127,6 +149,11 @@ def run(cfg: JobConfig) -> JobResult:
     # verify + aggregate: a pass over everything written, this run and before
     positions, n_written = written_positions(out)
     by_task, by_model = build_tables(count_judgments(out.join("judgments")))
+    if imported:  # the framework's own accuracy over the same judged records, beside ours
+        from xfinder_ray.importers import add_source_accuracy, source_accuracy
+
+        src = source_accuracy(out.join("judgments"), imported, cfg.storage)
+        by_task, by_model = add_source_accuracy(by_task, by_model, src)
     board = write_tables(out.join("accuracy"), by_task, by_model, extract.identity)
     n_input = inventory.n_rows
     n_judged = int(by_task["n"].sum()) if len(by_task) else 0
@@ -166,6 +193,21 @@ def run(cfg: JobConfig) -> JobResult:
         "versions": package_versions(),
         "config": redacted(cfg),
     }
+    if imported:  # what the import read, wrote, rejected (_imported/_import/rejects.parquet) and skipped
+        from xfinder_ray.storage import read_json
+
+        report = read_json(out.join("_imported", "_import", "report.json"))
+        keep = (
+            "framework",
+            "read",
+            "written",
+            "rejected",
+            "skipped",
+            "skipped_tasks",
+            "reject_reasons",
+            "rejects",
+        )
+        manifest["import"] = {k: report[k] for k in keep}
     # commit: readers trust an output only once manifest.json exists, so it is written last.
     write_json_atomic(out.join("manifest.json"), manifest)
     return JobResult(manifest, board, out.uri, notes)
@@ -241,3 +283,7 @@ def init_ray(cfg: JobConfig) -> None:
         ray.init(num_cpus=cfg.ray.num_cpus, include_dashboard=False, log_to_driver=True)
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = True
+    # Ray Data retries reads and file writes on storage errors but not map tasks; our sink writes from a
+    # map task, so give those the same retries (part files are atomic and named by content: no dupes).
+    ctx.retried_map_errors = list(TRANSIENT_ERRORS)
+    ctx.max_map_retries = 3

@@ -6,6 +6,7 @@ region appear in messages.
 
 from __future__ import annotations
 
+import copyreg
 import json
 import os
 from dataclasses import dataclass
@@ -28,13 +29,49 @@ class Location:
         return Location(self.fs, path, uri)
 
 
+# Seconds-long S3 outages (a restarted server, throttling) are ridden out by retrying each request.
+S3_MAX_ATTEMPTS = 10
+# Messages of errors worth retrying: a network or server fault, not a bad file. Ray Data's list covers
+# AWS error codes; curl's covers a server that refuses connections while it restarts.
+TRANSIENT_ERRORS = (
+    "AWS Error INTERNAL_FAILURE",
+    "AWS Error NETWORK_CONNECTION",
+    "AWS Error SLOW_DOWN",
+    "AWS Error UNKNOWN (HTTP status 503)",
+    "AWS Error SERVICE_UNAVAILABLE",
+    "curlCode: 7",
+    "Couldn't connect to server",
+)
+
+
+def is_transient(error: BaseException) -> bool:
+    """True for storage errors that a retry may cure; those must never turn a file into rejects."""
+    text = f"{type(error).__name__}: {error}"
+    return any(pattern in text for pattern in TRANSIENT_ERRORS)
+
+
+def _s3_from_pickle(kwargs: dict[str, Any]) -> pafs.S3FileSystem:
+    return pafs.S3FileSystem(
+        **kwargs, retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=S3_MAX_ATTEMPTS)
+    )
+
+
+def _s3_to_pickle(fs: pafs.S3FileSystem) -> tuple[Any, tuple[dict[str, Any]]]:
+    return _s3_from_pickle, (fs.__reduce__()[1][0],)
+
+
+# pyarrow's S3FileSystem pickles without its retry strategy, so a filesystem shipped to a Ray worker
+# would give up after pyarrow's default three quick attempts; rebuild it with ours instead.
+copyreg.pickle(pafs.S3FileSystem, _s3_to_pickle)
+
+
 def s3_filesystem(storage: StorageConfig | None = None) -> pafs.S3FileSystem:
     s = storage or StorageConfig()
     endpoint = s.endpoint_url or os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT_URL_S3")
     region = s.region or os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION") or "us-east-1"
     kwargs: dict[str, Any] = {
         "region": region,
-        "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=10),
+        "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=S3_MAX_ATTEMPTS),
     }
     if endpoint:
         scheme, _, rest = endpoint.partition("://")

@@ -726,3 +726,44 @@ def test_import_from_and_to_s3(s3_server, tmp_path):  # noqa: F811
     before = fs.get_file_info(f"{bucket}/imp/lm/records.parquet").mtime
     import_files("lm-eval", [f"s3://{bucket}/runs/lm_eval/"], f"s3://{bucket}/imp/lm", storage=storage)
     assert fs.get_file_info(f"{bucket}/imp/lm/records.parquet").mtime == before
+
+
+@pytest.mark.ray
+def test_score_reads_framework_outputs_directly(ray_local, tmp_path):
+    """`input.format: lm-eval` re-scores a run in one command: import, judge, both accuracies side by side."""
+    from xfinder_ray.config import load_config
+    from xfinder_ray.pipeline import OutputExists, run
+
+    out = tmp_path / "out"
+
+    def job(*extra: str):
+        overrides = [f"input={LM_DUMMY}", "input.format=lm-eval", f"output={out}", "extractor.name=rules"]
+        return run(load_config(ROOT / "configs" / "local.yaml", [*overrides, *extra]))
+
+    res = job()
+    m = res.manifest
+    imp = m["import"]
+    assert (imp["framework"], imp["read"], imp["written"], imp["rejected"], imp["skipped"]) == (
+        "lm-eval",
+        23,
+        16,
+        4,
+        3,
+    )
+    # the import's rejects are its own table; the job judges every imported record
+    assert m["counts"] == {"input": 16, "judged": 16, "rejected": 0}
+    by_task = pd.read_parquet(out / "accuracy" / "by_model_task.parquet")
+    recs = rows(out / "_imported" / "records.parquet")
+    with_verdict = [r for r in recs if r["source_judgment"] is not None]
+    assert int(by_task["source_n"].sum()) == len(with_verdict) > 0
+    assert int(by_task["source_correct"].sum()) == sum(r["source_judgment"] for r in with_verdict)
+    board = (out / "accuracy" / "leaderboard.md").read_text()
+    assert "framework macro" in board and "ours (the framework's own)" in board
+    # a committed output is not re-imported over
+    with pytest.raises(OutputExists):
+        job("output.overwrite=false")
+    # an unfinished run resumes: the re-import leaves the unchanged records file as it was
+    (out / "manifest.json").unlink()
+    again = job("output.overwrite=false")
+    assert again.manifest["resume"]["rows_done_before"] == 16
+    assert again.manifest["counts"] == m["counts"]

@@ -119,20 +119,34 @@ def build_tables(counts: dict[tuple[str, str], list[int]]) -> tuple[pd.DataFrame
 def leaderboard_markdown(by_task: pd.DataFrame, by_model: pd.DataFrame, extractor: str) -> str:
     tasks = sorted(by_task["task"].unique())
     acc = {(r.model, r.task): r.accuracy for r in by_task.itertuples()}
-    head = ["rank", "model", "macro", "micro (95% CI)", *tasks]
+    # imported runs (input.format lm-eval | opencompass): the framework's own accuracy in parentheses
+    src = {}
+    if "source_accuracy" in by_task:
+        src = {(r.model, r.task): r.source_accuracy for r in by_task.itertuples() if r.source_n > 0}
+    fw = "source_accuracy_macro" in by_model
+    head = ["rank", "model", "macro", *(["framework macro"] if fw else []), "micro (95% CI)", *tasks]
+    note = " Per task: ours (the framework's own)." if src else ""
     lines = [
-        f"# Leaderboard\n\nExtractor: `{extractor}`. Accuracy in %; macro = mean over tasks.\n",
+        f"# Leaderboard\n\nExtractor: `{extractor}`. Accuracy in %; macro = mean over tasks.{note}\n",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
     ]
+
+    def cell(key: tuple[str, str]) -> str:
+        if key not in acc:
+            return "–"
+        return f"{100 * acc[key]:.1f}" + (f" ({100 * src[key]:.1f})" if key in src else "")
+
     for i, r in enumerate(by_model.itertuples(), 1):
-        cells = [
-            str(i),
-            r.model,
-            f"{100 * r.accuracy_macro:.1f}",
-            f"{100 * r.accuracy_micro:.1f} ({100 * r.ci95_low:.1f}–{100 * r.ci95_high:.1f})",
-        ]
-        cells += [f"{100 * acc[(r.model, t)]:.1f}" if (r.model, t) in acc else "–" for t in tasks]
+        cells = [str(i), r.model, f"{100 * r.accuracy_macro:.1f}"]
+        if fw:
+            cells.append(
+                "–"
+                if r.source_accuracy_macro != r.source_accuracy_macro
+                else f"{100 * r.source_accuracy_macro:.1f}"
+            )
+        cells.append(f"{100 * r.accuracy_micro:.1f} ({100 * r.ci95_low:.1f}–{100 * r.ci95_high:.1f})")
+        cells += [cell((r.model, t)) for t in tasks]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

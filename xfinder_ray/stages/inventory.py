@@ -27,7 +27,7 @@ import ray
 
 from xfinder_ray.config import InputConfig, StorageConfig
 from xfinder_ray.records import FIELD_ALIASES
-from xfinder_ray.storage import Location, list_files, resolve
+from xfinder_ray.storage import Location, is_transient, list_files, resolve
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 JSONL_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
@@ -140,7 +140,9 @@ def _scan(f: InputFile, names: list[str]) -> tuple[InputFile, np.ndarray, np.nda
             for i, n in enumerate(f.row_groups):
                 try:
                     values = pf.read_row_group(i, columns=[id_col]).column(0).to_pylist() if id_col else None
-                except Exception:  # a corrupt row group: its rows become rejects when it is read
+                except Exception as e:  # a corrupt row group: its rows become rejects when it is read
+                    if is_transient(e):
+                        raise
                     values = None
                 digests.extend([id_digest(v) for v in values] if values is not None else [NO_ID] * n)
         else:
@@ -156,13 +158,16 @@ def _scan(f: InputFile, names: list[str]) -> tuple[InputFile, np.ndarray, np.nda
                 digests.append(id_digest(value))
             f.n_rows = len(rows)
     except Exception as e:
+        if is_transient(e):  # a storage outage is not a bad file: let the task retry
+            raise
         f.error = f"{type(e).__name__}: {e}"
         f.n_rows, f.row_groups, digests, rows = 0, [], [], None
     row_numbers = np.arange(len(digests), dtype=np.int64) if rows is None else np.array(rows, dtype=np.int64)
     return f, np.array(digests, dtype="S16"), row_numbers
 
 
-_scan_remote = ray.remote(num_cpus=0.5, max_retries=3)(_scan)
+# Only transient storage errors escape _scan (a bad file is recorded in the result), so retry those.
+_scan_remote = ray.remote(num_cpus=0.5, max_retries=3, retry_exceptions=[OSError])(_scan)
 
 
 def find_duplicates(

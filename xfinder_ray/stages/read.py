@@ -31,6 +31,7 @@ from xfinder_ray.stages.inventory import (
     jsonl_lines,
     read_jsonl_bytes,
 )
+from xfinder_ray.storage import is_transient
 
 OUT_COLUMNS = (*FIELDS, "reject_reason", "source_file", "source_row")
 BLOCK_ROWS = 8192
@@ -161,6 +162,8 @@ def read_shard(
             row_numbers = np.array([i for i, _ in numbered], dtype=np.int64)
             rows_of = lambda lo, hi: [_parse_line(line) for _, line in numbered[lo:hi]]  # noqa: E731
     except Exception as e:
+        if is_transient(e):  # a storage outage is not a bad file: let the task retry
+            raise
         if on_bad_file == "fail":
             raise BadInputFile(
                 f"cannot read {f.uri} (row group {shard.row_group}): {type(e).__name__}: {e}"
