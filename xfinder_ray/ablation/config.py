@@ -1,0 +1,119 @@
+"""The ablation job's configuration: the scoring job's input/output/storage/ray sections (reused
+from xfinder_ray.config) plus an `ablation` section naming the extractors and comparators.
+
+Loaded the same way as the scoring job's config (omegaconf structured schema, YAML, dotlist
+overrides with the `input=` / `output=` shorthands); an unknown key fails with its name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from xfinder_ray.config import (
+    ConfigError,
+    InputConfig,
+    OutputConfig,
+    RayConfig,
+    StorageConfig,
+    _shorthand,
+)
+
+
+@dataclass
+class AblationConfig:
+    # Registered record extractors (xfinder_ray.extractors.record_extractor_names()).
+    extractors: list[str] = field(default_factory=lambda: ["rules", "opencompass", "lm-eval", "ultraeval"])
+    # math-verify | xfinder-compat (our judge) | opencompass | lm-eval | ultraeval (a framework's own
+    # math check, GSM8K or MATH route by task) | a name in extractors.baselines.COMPARATORS.
+    comparators: list[str] = field(default_factory=lambda: ["math-verify", "xfinder-compat"])
+    # The comparator the figures, ranks' headline and review use (default: the first one).
+    primary_comparator: str | None = None
+    # auto: use gold_key_answer / gold_judgment / tags when the input has them | none: ignore them
+    labels: str = "auto"
+    review_limit: int = 500  # most rows in review/ (the most contested first)
+    flips_limit: int = 50  # rows in comparison/rank_flips
+
+
+@dataclass
+class AblationJobConfig:
+    input: InputConfig = field(default_factory=InputConfig)
+    output: OutputConfig = field(default_factory=OutputConfig)
+    storage: StorageConfig = field(default_factory=StorageConfig)
+    ray: RayConfig = field(default_factory=RayConfig)
+    ablation: AblationConfig = field(default_factory=AblationConfig)
+
+    @property
+    def primary(self) -> str:
+        return self.ablation.primary_comparator or self.ablation.comparators[0]
+
+
+def load_ablation_config(
+    path: str | Path | None = None, overrides: list[str] | None = None
+) -> AblationJobConfig:
+    """Load a YAML config over the schema defaults, then apply dotlist overrides; check the names."""
+    try:
+        conf = OmegaConf.structured(AblationJobConfig)
+        if path is not None:
+            p = Path(path)
+            if not p.is_file():
+                raise ConfigError(f"config file {str(p)!r} does not exist")
+            conf = OmegaConf.merge(conf, OmegaConf.load(p))
+        if overrides:
+            conf = OmegaConf.merge(
+                conf, OmegaConf.from_dotlist([_shorthand(o, i) for i, o in enumerate(overrides, 1)])
+            )
+        missing = sorted(OmegaConf.missing_keys(conf))
+        if missing:
+            raise ConfigError(f"missing required config value(s): {', '.join(missing)}")
+        cfg: AblationJobConfig = OmegaConf.to_object(conf)  # type: ignore[assignment]
+    except OmegaConfBaseException as e:
+        key = getattr(e, "full_key", None) or "?"
+        raise ConfigError(f"invalid config: {str(e).splitlines()[0]} (key: {key})") from None
+    check(cfg)
+    return cfg
+
+
+def check(cfg: AblationJobConfig) -> None:
+    from xfinder_ray.ablation.comparators import comparator_names
+    from xfinder_ray.extractors import record_extractor_names
+
+    a = cfg.ablation
+    known = record_extractor_names()
+    for name in a.extractors:
+        if name not in known:
+            raise ConfigError(
+                f"invalid config: ablation.extractors: unknown {name!r}; registered: {', '.join(known)}"
+            )
+    for name in a.comparators:
+        if name not in comparator_names():
+            raise ConfigError(
+                f"invalid config: ablation.comparators: unknown {name!r}; known: {', '.join(comparator_names())}"
+            )
+    for key in ("extractors", "comparators"):
+        values = getattr(a, key)
+        if not values:
+            raise ConfigError(f"invalid config: ablation.{key} is empty")
+        if len(set(values)) != len(values):
+            raise ConfigError(f"invalid config: ablation.{key} lists a name twice")
+    if a.primary_comparator is not None and a.primary_comparator not in a.comparators:
+        raise ConfigError("invalid config: ablation.primary_comparator must be one of ablation.comparators")
+    if a.labels not in ("auto", "none"):
+        raise ConfigError(f"invalid config: ablation.labels={a.labels!r}; expected auto or none")
+    if cfg.input.format not in ("auto", "parquet", "jsonl"):
+        raise ConfigError("invalid config: input.format must be auto, parquet or jsonl for an ablation")
+    if not cfg.input.paths:
+        raise ConfigError("invalid config: input.paths is empty")
+    if a.review_limit < 0 or a.flips_limit < 0:
+        raise ConfigError("invalid config: ablation.review_limit and flips_limit must be >= 0")
+
+
+def as_dict(cfg: AblationJobConfig) -> dict[str, Any]:
+    """The config as a plain dict for the manifest, secrets redacted like the scoring job's."""
+    from xfinder_ray.config import redacted
+
+    return redacted(cfg)  # type: ignore[arg-type]  # redacted() walks any structured config
