@@ -1,8 +1,8 @@
 """`make bench`: every benchmark, printing figures and ratios against baselines measured in the same run.
 
-Defaults are sized to finish in about 15 minutes on 2 cores (quiet machine); BENCH_FULL=1 runs the issue's
-sizes (1M and 2M records locally, 1M on S3) and the training-format vLLM stage benchmark too, which takes
-about an hour here.
+Defaults are sized to finish in under 20 minutes on 2 cores (quiet machine); BENCH_FULL=1 runs the
+issue's sizes (1M and 2M records locally, 1M on S3, 64 side-by-side records, 256 records for the ordering)
+and the training-format vLLM stage benchmark too, which takes over an hour here.
 """
 
 import os
@@ -15,13 +15,23 @@ ROOT = Path(__file__).resolve().parent
 
 def main() -> int:
     full = os.environ.get("BENCH_FULL") == "1"
-    rows = ["1000000", "2000000"] if full else ["200000", "400000"]
-    s3 = "1000000" if full else "200000"
+    rows = ["1000000", "2000000"] if full else ["100000", "200000"]
+    s3 = "1000000" if full else "100000"
     steps = [
         [sys.executable, str(ROOT / "bench_pipeline.py"), "--rows", *rows, "--s3-rows", s3],
         # (a) the xfinder package, (b) bare vllm.LLM.generate, (c) the whole job: same records, model,
-        # prompts and decoding (docs/performance.md, "Side by side"). About 6 minutes on a quiet machine.
-        [sys.executable, str(ROOT / "bench_side_by_side.py"), "--records", "64", "--max-tokens", "8"],
+        # prompts and decoding (docs/performance.md, "Side by side"). About 5 minutes on a quiet machine.
+        [
+            sys.executable,
+            str(ROOT / "bench_side_by_side.py"),
+            "--records",
+            "64" if full else "32",
+            "--max-tokens",
+            "8",
+        ],
+        # the whole job on per-model files, arrival vs question-grouped reads ("Prefix-cache-aware
+        # ordering"). About 8 minutes.
+        [sys.executable, str(ROOT / "bench_job_order.py"), "--questions", "32" if full else "16"],
     ]
     if full:
         # bare vLLM vs the job on training-format prompts (16 new tokens): covered at default sizes by

@@ -125,17 +125,17 @@ def cmd_judge(args: argparse.Namespace) -> RowFn:
     return fn
 
 
-def score_main(config: str | None, overrides: list[str]) -> int:
-    """Run the scoring job (`xfinder-ray score`, `jobs/score.py`); print the leaderboard."""
+def _run_job(load: Callable[[], Any], run: Callable[[Any], Any], errors: tuple[type[Exception], ...]) -> Any:
+    """Load a config (ConfigError: exit 2), start or join Ray, run (`errors`: exit 1); the result or the
+    exit code."""
     import logging
 
-    from xfinder_ray.config import ConfigError, load_config
-    from xfinder_ray.pipeline import BadInputFile, CountMismatch, OutputExists, init_ray, run
-    from xfinder_ray.resume import OutputCorrupt
+    from xfinder_ray.config import ConfigError
+    from xfinder_ray.pipeline import init_ray
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        cfg = load_config(config, overrides)
+        cfg = load()
     except ConfigError as e:
         print(f"xfinder-ray: {e}", file=sys.stderr)
         return 2
@@ -146,11 +146,23 @@ def score_main(config: str | None, overrides: list[str]) -> int:
         # already and keeps INFO. A RAY_LOGGER_LEVEL set by the caller wins.
         os.environ.setdefault("RAY_LOGGER_LEVEL", "warning")
     try:
-        init_ray(cfg)
-        result = run(cfg)
-    except (OutputExists, OutputCorrupt, CountMismatch, BadInputFile, FileNotFoundError) as e:
+        init_ray(cfg)  # reads only cfg.ray
+        return run(cfg)
+    except errors as e:
         print(f"xfinder-ray: {e}", file=sys.stderr)
         return 1
+
+
+def score_main(config: str | None, overrides: list[str]) -> int:
+    """Run the scoring job (`xfinder-ray score`, `jobs/score.py`); print the leaderboard."""
+    from xfinder_ray.config import load_config
+    from xfinder_ray.pipeline import BadInputFile, CountMismatch, OutputExists, run
+    from xfinder_ray.resume import OutputCorrupt
+
+    errors = (OutputExists, OutputCorrupt, CountMismatch, BadInputFile, FileNotFoundError)
+    result = _run_job(lambda: load_config(config, overrides), run, errors)
+    if isinstance(result, int):
+        return result
     for note in result.notes:
         print(f"NOTE: {note}")
     counts = result.manifest["counts"]
@@ -173,28 +185,15 @@ def score_main(config: str | None, overrides: list[str]) -> int:
 
 def ablate_main(config: str | None, overrides: list[str]) -> int:
     """Run the ablation job (`xfinder-ray ablate`, docs/ablation.md); print accuracy per extractor."""
-    import logging
-
     from xfinder_ray.ablation.config import load_ablation_config
     from xfinder_ray.ablation.run import CountMismatch as AblationCountMismatch
     from xfinder_ray.ablation.run import run_ablation
-    from xfinder_ray.config import ConfigError
-    from xfinder_ray.pipeline import BadInputFile, OutputExists, init_ray
+    from xfinder_ray.pipeline import BadInputFile, OutputExists
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        cfg = load_ablation_config(config, overrides)
-    except ConfigError as e:
-        print(f"xfinder-ray: {e}", file=sys.stderr)
-        return 2
-    if not (cfg.ray.address or os.environ.get("RAY_ADDRESS")):
-        os.environ.setdefault("RAY_LOGGER_LEVEL", "warning")  # as in score_main
-    try:
-        init_ray(cfg)  # type: ignore[arg-type]  # reads only cfg.ray
-        result = run_ablation(cfg)
-    except (OutputExists, AblationCountMismatch, BadInputFile, FileNotFoundError) as e:
-        print(f"xfinder-ray: {e}", file=sys.stderr)
-        return 1
+    errors = (OutputExists, AblationCountMismatch, BadInputFile, FileNotFoundError)
+    result = _run_job(lambda: load_ablation_config(config, overrides), run_ablation, errors)
+    if isinstance(result, int):
+        return result
     print(result.summary.to_string(index=False))
     counts = result.manifest["counts"]
     print(

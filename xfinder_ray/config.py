@@ -10,7 +10,7 @@ import copy
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
@@ -26,6 +26,9 @@ _URL_PASSWORD = re.compile(r"(?<=://)([^/@:\s]*):[^/@\s]*@")
 
 def _is_secret_key(name: str) -> bool:
     return any(s in name.lower() for s in SECRET_KEYS)
+
+
+T = TypeVar("T")
 
 
 class ConfigError(ValueError):
@@ -77,6 +80,9 @@ class XFinderConfig:
     max_model_len: int = 2048
     max_tokens: int = 32
     batch_size: int = 64
+    # Read aligned row groups of different input files together and sort their rows by question, so
+    # that all models' answers to a question reach the engine together (prefix cache; docs/performance.md).
+    group_by_question: bool = True
     replicas: int = 1  # fixed pool size, or ...
     min_replicas: int | None = None  # ... an autoscaling pool between these
     max_replicas: int | None = None
@@ -137,8 +143,16 @@ def _shorthand(override: str, position: int = 0) -> str:
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> JobConfig:
     """Load a YAML config (optional) over the schema defaults, then apply dotlist overrides."""
+    cfg = load_structured(JobConfig, path, overrides)
+    _check(cfg)
+    return cfg
+
+
+def load_structured(schema: type[T], path: str | Path | None = None, overrides: list[str] | None = None) -> T:
+    """`schema`'s defaults, then the YAML file at `path`, then dotlist overrides, as a `schema` object;
+    every failure a ConfigError naming the key (and never quoting a value under a secret key)."""
     try:
-        conf = OmegaConf.structured(JobConfig)
+        conf = OmegaConf.structured(schema)
         if path is not None:
             p = Path(path)
             if not p.is_file():
@@ -151,7 +165,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         missing = sorted(OmegaConf.missing_keys(conf))
         if missing:
             raise ConfigError(f"missing required config value(s): {', '.join(missing)}")
-        cfg: JobConfig = OmegaConf.to_object(conf)  # type: ignore[assignment]
+        return OmegaConf.to_object(conf)  # type: ignore[return-value]
     except OmegaConfBaseException as e:
         # omegaconf's messages name the key and the expected type; drop its multi-line context.
         key = getattr(e, "full_key", None) or "?"
@@ -160,8 +174,6 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
             # A bad value there (a list, a mapping, a broken interpolation) is quoted by omegaconf: a credential.
             detail = f"invalid value ({type(e).__name__}; not shown: the key holds a secret)"
         raise ConfigError(f"invalid config: {detail} (key: {key})") from None
-    _check(cfg)
-    return cfg
 
 
 def _check(cfg: JobConfig) -> None:

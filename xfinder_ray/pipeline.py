@@ -131,7 +131,10 @@ def run(cfg: JobConfig) -> JobResult:
     sink = OutputSink(out.join("judgments"), out.join("rejects"), extract.identity, cfg.judge.math, cache)
 
     # read -> validate -> prompt -> [cache] -> extract -> parse + judge -> write
-    rows = read_input(InputSource(inventory, dict(cfg.input.columns), progress.done, cfg.input.on_bad_file))
+    group = extract.needs_prompt and cfg.xfinder.group_by_question  # only the model gains from the order
+    rows = read_input(
+        InputSource(inventory, dict(cfg.input.columns), progress.done, cfg.input.on_bad_file, group)
+    )
     if rows is not None:
         checked = rows.map_batches(validate_batch, batch_format="pandas", batch_size=batch)
         extracted = extract_rows(cfg, extract, checked, cache)

@@ -50,7 +50,7 @@ def report(name: str, **numbers: object) -> None:
 
 # --------------------------------------------------------------------------------------- S3 outage
 
-OUTAGE_ROWS = 100_000  # ~1-2 minutes of `rules` work on 2 cores
+OUTAGE_ROWS = 60_000  # ~30-60 s of `rules` work on 2 cores
 EXECUTING = "Starting execution of Dataset"  # Ray Data's log line when the dataset starts running
 # "A few seconds". XFINDER_FAULTS_OUTAGE_S overrides it to measure how long an outage the job rides out.
 OUTAGE_SECONDS = float(os.environ.get("XFINDER_FAULTS_OUTAGE_S", "8"))
@@ -296,7 +296,7 @@ def test_sigkill_vllm_replica_mid_run(smollm2_model, tmp_path, jobs, target):  #
 
 # --------------------------------------------------------------------------------------- driver killed
 
-RESUME_ROWS = 100_000
+RESUME_ROWS = 60_000
 RESUME_FILES = 4
 RAY_DAEMONS = ("raylet", "gcs_server")
 MID_RUN_PARTS = 4  # of 40 shards (row groups of 5,000 rows)
@@ -381,40 +381,29 @@ def kill_and_resume(jobs, folder, ids, out, log, kill_when, what: str) -> dict:
 
 @pytest.mark.ray
 @pytest.mark.slow
-def test_driver_killed_mid_run_resumes(resume_input, uninterrupted, tmp_path, jobs):
+@pytest.mark.parametrize("when", ["mid_run", "right_after_start"])
+def test_driver_killed_and_rerun_resumes(resume_input, uninterrupted, tmp_path, jobs, when):
     folder, ids = resume_input
     ref_out, ref, ref_wall = uninterrupted
     out = tmp_path / "out"
+    if when == "mid_run":
+        what = f"{MID_RUN_PARTS} judgments part files"
 
-    def some_judgments(job):
-        return lambda: len(faults.part_files(LOCAL, str(out / "judgments"))) >= MID_RUN_PARTS
-
-    got = kill_and_resume(
-        jobs, folder, ids, out, tmp_path / "job.log", some_judgments, f"{MID_RUN_PARTS} judgments part files"
-    )
-    result = got.pop("result")
-    # Part files that existed at the kill are kept: the rerun did not start over.
-    assert got["rows_done_before"] > 0, got
-    assert_same_output(out, result, ref_out, ref)
-    report("driver killed mid-run", rows=len(ids), uninterrupted_wall_s=round(ref_wall, 1), **got)
-
-
-@pytest.mark.ray
-@pytest.mark.slow
-def test_driver_killed_right_after_start_resumes(resume_input, uninterrupted, tmp_path, jobs):
-    folder, ids = resume_input
-    ref_out, ref, ref_wall = uninterrupted
-    out = tmp_path / "out"
-
-    def execution_started(job):
+        def kill_when(job):
+            return lambda: len(faults.part_files(LOCAL, str(out / "judgments"))) >= MID_RUN_PARTS
+    else:
         # Ray is up, the output is opened and the dataset starts executing: nothing is written yet.
-        return lambda: EXECUTING in job.log_text()
+        what = "the dataset's execution"
 
-    got = kill_and_resume(
-        jobs, folder, ids, out, tmp_path / "job.log", execution_started, "the dataset's execution"
-    )
+        def kill_when(job):
+            return lambda: EXECUTING in job.log_text()
+
+    got = kill_and_resume(jobs, folder, ids, out, tmp_path / "job.log", kill_when, what)
     result = got.pop("result")
-    assert got["part_files_at_kill"] == {"judgments": 0, "rejects": 0}, got
-    assert got["rows_done_before"] == 0, got
+    if when == "mid_run":  # part files that existed at the kill are kept: the rerun did not start over
+        assert got["rows_done_before"] > 0, got
+    else:
+        assert got["part_files_at_kill"] == {"judgments": 0, "rejects": 0}, got
+        assert got["rows_done_before"] == 0, got
     assert_same_output(out, result, ref_out, ref)
-    report("driver killed right after start", rows=len(ids), uninterrupted_wall_s=round(ref_wall, 1), **got)
+    report(f"driver killed {when}", rows=len(ids), uninterrupted_wall_s=round(ref_wall, 1), **got)

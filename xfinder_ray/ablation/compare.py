@@ -3,7 +3,7 @@
 Pure pandas, no Ray: accuracy per model x task per extractor x comparator, agreement between
 extractors, model ranks per task (and over all tasks), Kendall tau-b between the extractors'
 rankings, the largest rank shifts, accuracy against labels (when the input has them) and the rows
-most worth a human look.
+most worth a human look (disagreements; the xFinder extractions the model was least sure of).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import math
 import pandas as pd
 
 from xfinder_ray.ablation.fanout import extracted_col, extraction_ok_col, judgment_col
-from xfinder_ray.records import NO_VALID_ANSWER
+from xfinder_ray.ablation.model import is_model_extractor, logprob_col, raw_col
+from xfinder_ray.records import FIELDS, NO_VALID_ANSWER
 
 ALL_TASKS = "(all tasks)"  # the task name of the overall ranking: macro accuracy over the model's tasks
 
@@ -226,6 +227,10 @@ def labelled_accuracy(wide: pd.DataFrame, extractors: list[str], comparators: li
     return pd.DataFrame(rows)
 
 
+# The record and its labels, as review rows show them.
+REVIEW_BASE = (*FIELDS, "gold_key_answer", "gold_judgment", "tags", "source_file", "source_row")
+
+
 def review_table(wide: pd.DataFrame, extractors: list[str], comparator: str, limit: int) -> pd.DataFrame:
     """Valid rows on which the extractors disagree, the most contested first: a split judgment
     (ranked by the size of the minority) before the same judgment from different extractions."""
@@ -238,17 +243,7 @@ def review_table(wide: pd.DataFrame, extractors: list[str], comparator: str, lim
     distinct = valid[xcols].nunique(axis=1, dropna=True)
     minority = pd.concat([n_true, n_false], axis=1).min(axis=1)
     keep = (minority > 0) | (distinct > 1)
-    base = [
-        "record_id",
-        "model",
-        "task",
-        "key_answer_type",
-        "question",
-        "llm_output",
-        "standard_answer_range",
-    ]
-    base += ["correct_answer", "gold_key_answer", "gold_judgment", "tags", "source_file", "source_row"]
-    out = valid.loc[keep, [c for c in base if c in valid.columns]].copy()
+    out = valid.loc[keep, [c for c in REVIEW_BASE if c in valid.columns]].copy()
     out["disagreement"] = ["judgment" if m > 0 else "extraction" for m in minority[keep]]
     out["n_correct"] = n_true[keep].astype(int)
     out["n_wrong"] = n_false[keep].astype(int)
@@ -257,8 +252,38 @@ def review_table(wide: pd.DataFrame, extractors: list[str], comparator: str, lim
     for e in extractors:
         out[extracted_col(e)] = valid.loc[keep, extracted_col(e)]
         out[judgment_col(e, comparator)] = valid.loc[keep, judgment_col(e, comparator)]
+        if is_model_extractor(e):
+            out[logprob_col(e)] = valid.loc[keep, logprob_col(e)]
     out["comparator"] = comparator
     out = out.sort_values(
         ["minority", "distinct_extractions", "record_id"], ascending=[False, False, True], kind="stable"
     )
     return out.head(limit).reset_index(drop=True)
+
+
+def low_confidence_table(
+    wide: pd.DataFrame, extractors: list[str], comparator: str, limit: int
+) -> pd.DataFrame:
+    """Per xFinder extractor, the `limit` judged rows with the lowest log-probability of the raw output
+    the key answer was parsed from (the model's least confident extractions), lowest first: the
+    record, the extraction, the raw output, the log-probability and the judgment."""
+    parts = []
+    for e in extractors:
+        lp = wide[logprob_col(e)]
+        rows = wide[wide[extracted_col(e)].notna() & lp.notna()]
+        rows = rows.assign(_lp=rows[logprob_col(e)].astype(float)).sort_values(
+            ["_lp", "record_id"], kind="stable"
+        )
+        rows = rows.head(limit)
+        df = rows[[c for c in REVIEW_BASE if c in rows.columns]].copy()
+        df.insert(0, "extractor", e)
+        df["extracted"] = rows[extracted_col(e)]
+        df["raw_output"] = rows[raw_col(e)]
+        df["logprob"] = rows["_lp"]
+        df["judgment"] = rows[judgment_col(e, comparator)].astype(bool)
+        df["comparator"] = comparator
+        parts.append(df)
+    cols = ["extractor", *REVIEW_BASE, "extracted", "raw_output", "logprob", "judgment", "comparator"]
+    if not parts:
+        return pd.DataFrame(columns=cols)
+    return pd.concat(parts, ignore_index=True)

@@ -1,6 +1,10 @@
 """The ablation job's configuration: the scoring job's input/output/storage/ray sections (reused
 from xfinder_ray.config) plus an `ablation` section naming the extractors and comparators.
 
+`ablation.extractors` lists registered record extractors and xFinder extractors (`xfinder:<label>`);
+each xFinder extractor's settings are `ablation.xfinder.<label>`, the scoring job's `xfinder` section
+(config.XFinderConfig: same keys, same defaults). See ablation/model.py.
+
 Loaded the same way as the scoring job's config (omegaconf structured schema, YAML, dotlist
 overrides with the `input=` / `output=` shorthands); an unknown key fails with its name.
 """
@@ -11,23 +15,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
-from omegaconf.errors import OmegaConfBaseException
-
 from xfinder_ray.config import (
     ConfigError,
     InputConfig,
     OutputConfig,
     RayConfig,
     StorageConfig,
-    _shorthand,
+    XFinderConfig,
+    load_structured,
 )
 
 
 @dataclass
 class AblationConfig:
-    # Registered record extractors (xfinder_ray.extractors.record_extractor_names()).
+    # Registered record extractors (xfinder_ray.extractors.record_extractor_names()) and xFinder
+    # extractors `xfinder:<label>` (a real model through vLLM; settings in `xfinder` below).
     extractors: list[str] = field(default_factory=lambda: ["rules", "opencompass", "lm-eval", "ultraeval"])
+    # <label> -> the scoring job's xfinder section for `xfinder:<label>` (model_source, prompt_format,
+    # max_tokens, device, ...). The checkpoint (prompt template) is the label when the label is a
+    # checkpoint name (xFinder-qwen1505, xFinder-llama38it), else `checkpoint`. A model_source that is not
+    # a local (or s3://) folder is skipped with a note: an ablation never downloads a model.
+    xfinder: dict[str, XFinderConfig] = field(default_factory=dict)
     # math-verify | xfinder-compat (our judge) | opencompass | lm-eval | ultraeval (a framework's own
     # math check, GSM8K or MATH route by task) | a name in extractors.baselines.COMPARATORS.
     comparators: list[str] = field(default_factory=lambda: ["math-verify", "xfinder-compat"])
@@ -37,6 +45,7 @@ class AblationConfig:
     labels: str = "auto"
     review_limit: int = 500  # most rows in review/ (the most contested first)
     flips_limit: int = 50  # rows in comparison/rank_flips
+    low_confidence_limit: int = 50  # rows per xFinder extractor in review/low_confidence (lowest logprob)
 
 
 @dataclass
@@ -56,38 +65,25 @@ def load_ablation_config(
     path: str | Path | None = None, overrides: list[str] | None = None
 ) -> AblationJobConfig:
     """Load a YAML config over the schema defaults, then apply dotlist overrides; check the names."""
-    try:
-        conf = OmegaConf.structured(AblationJobConfig)
-        if path is not None:
-            p = Path(path)
-            if not p.is_file():
-                raise ConfigError(f"config file {str(p)!r} does not exist")
-            conf = OmegaConf.merge(conf, OmegaConf.load(p))
-        if overrides:
-            conf = OmegaConf.merge(
-                conf, OmegaConf.from_dotlist([_shorthand(o, i) for i, o in enumerate(overrides, 1)])
-            )
-        missing = sorted(OmegaConf.missing_keys(conf))
-        if missing:
-            raise ConfigError(f"missing required config value(s): {', '.join(missing)}")
-        cfg: AblationJobConfig = OmegaConf.to_object(conf)  # type: ignore[assignment]
-    except OmegaConfBaseException as e:
-        key = getattr(e, "full_key", None) or "?"
-        raise ConfigError(f"invalid config: {str(e).splitlines()[0]} (key: {key})") from None
+    cfg = load_structured(AblationJobConfig, path, overrides)
     check(cfg)
     return cfg
 
 
 def check(cfg: AblationJobConfig) -> None:
     from xfinder_ray.ablation.comparators import comparator_names
+    from xfinder_ray.ablation.model import check_settings, is_model_extractor
     from xfinder_ray.extractors import record_extractor_names
 
     a = cfg.ablation
     known = record_extractor_names()
     for name in a.extractors:
-        if name not in known:
+        if is_model_extractor(name):
+            check_settings(a, name)
+        elif name not in known:
             raise ConfigError(
-                f"invalid config: ablation.extractors: unknown {name!r}; registered: {', '.join(known)}"
+                f"invalid config: ablation.extractors: unknown {name!r}; registered: {', '.join(known)}, "
+                "or xfinder:<label>"
             )
     for name in a.comparators:
         if name not in comparator_names():
@@ -108,8 +104,10 @@ def check(cfg: AblationJobConfig) -> None:
         raise ConfigError("invalid config: input.format must be auto, parquet or jsonl for an ablation")
     if not cfg.input.paths:
         raise ConfigError("invalid config: input.paths is empty")
-    if a.review_limit < 0 or a.flips_limit < 0:
-        raise ConfigError("invalid config: ablation.review_limit and flips_limit must be >= 0")
+    if min(a.review_limit, a.flips_limit, a.low_confidence_limit) < 0:
+        raise ConfigError(
+            "invalid config: ablation.review_limit, flips_limit and low_confidence_limit must be >= 0"
+        )
 
 
 def as_dict(cfg: AblationJobConfig) -> dict[str, Any]:

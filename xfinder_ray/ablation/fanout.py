@@ -5,6 +5,10 @@ Output: one wide row per input row (the record, its position, its labels, then p
 extraction, an extraction error and, on labelled rows, whether it matches the gold key answer, and
 per extractor x comparator the judgment), as an Arrow table with a fixed schema so that every
 written Parquet part has the same columns and types whatever its batch held.
+
+An xFinder extractor (`xfinder:<label>`, ablation/model.py) has already run when a row gets here: its
+raw output, log-probability and engine error are columns of the row; this stage parses the raw output
+into the key answer (parsing.parse_output, as the scoring job does) and keeps the other two.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ import pandas as pd
 import pyarrow as pa
 
 from xfinder_ray.ablation.comparators import get_comparator
+from xfinder_ray.ablation.model import is_model_extractor, logprob_col, raw_col
 from xfinder_ray.ablation.source import LABELS
 from xfinder_ray.extractors import get_record_extractor
 from xfinder_ray.judging import judge
+from xfinder_ray.parsing import parse_output
 from xfinder_ray.records import FIELDS, NO_VALID_ANSWER, Record, validate
 
 BASE_COLUMNS = (*FIELDS, "reject_reason", "source_file", "source_row", *LABELS)
@@ -54,7 +60,20 @@ def wide_schema(extractors: list[str], comparators: list[str]) -> pa.Schema:
             pa.field(extraction_ok_col(e), pa.bool_()),
         ]
         fields += [pa.field(judgment_col(e, c), pa.bool_()) for c in comparators]
+        if is_model_extractor(e):
+            fields += [pa.field(raw_col(e), pa.string()), pa.field(logprob_col(e), pa.float64())]
     return pa.schema(fields)
+
+
+def _model_extraction(row: dict[str, Any], rec: Record, extractor: str) -> tuple[str | None, str | None]:
+    """(key answer, error) of an xFinder extractor from the columns its vLLM stage added."""
+    error = row.get(error_col(extractor))
+    if isinstance(error, str) and error:
+        return None, f"model: {error[:300]}"
+    raw = row.get(raw_col(extractor))
+    if not isinstance(raw, str):
+        return None, "model: no output for this row"
+    return parse_output(raw, rec.key_answer_type, rec.answer_range), None
 
 
 def extraction_matches(rec: Record, extracted: str, gold: str) -> bool:
@@ -69,7 +88,7 @@ def extraction_matches(rec: Record, extracted: str, gold: str) -> bool:
 
 def fanout_batch(batch: pd.DataFrame, *, extractors: list[str], comparators: list[str]) -> pa.Table:
     schema = wide_schema(extractors, comparators)
-    extract = {e: get_record_extractor(e) for e in extractors}
+    extract = {e: get_record_extractor(e) for e in extractors if not is_model_extractor(e)}
     compare = {c: get_comparator(c) for c in comparators}
     cols: dict[str, list[Any]] = {name: [] for name in schema.names}
     memo: dict[tuple[Any, ...], bool] = {}  # extractors often agree: judge each distinct answer once
@@ -89,7 +108,9 @@ def fanout_batch(batch: pd.DataFrame, *, extractors: list[str], comparators: lis
         gold = gold if isinstance(gold, str) else None
         for e in extractors:
             extracted, error = None, None
-            if rec is not None:
+            if rec is not None and is_model_extractor(e):
+                extracted, error = _model_extraction(row, rec, e)
+            elif rec is not None:
                 try:
                     extracted = extract[e](rec)
                 except Exception as exc:  # a faulty extractor rejects the row for itself only
@@ -115,4 +136,10 @@ def fanout_batch(batch: pd.DataFrame, *, extractors: list[str], comparators: lis
                         memo[key] = bool(compare[c](rec, extracted))
                     verdict = memo[key]
                 cols[judgment_col(e, c)].append(verdict)
+            if is_model_extractor(e):
+                raw, lp = row.get(raw_col(e)), row.get(logprob_col(e))
+                cols[raw_col(e)].append(raw if rec is not None and isinstance(raw, str) else None)
+                cols[logprob_col(e)].append(
+                    float(lp) if rec is not None and lp is not None and lp == lp else None
+                )
     return pa.Table.from_pydict(cols, schema=schema)

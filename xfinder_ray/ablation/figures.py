@@ -2,7 +2,9 @@
 
 - bump chart: each model's overall rank (macro accuracy over its tasks) under each extractor;
 - accuracy heatmap per extractor: models x tasks;
-- agreement heatmap: the share of records two extractors judge alike.
+- agreement heatmap: the share of records two extractors judge alike;
+- log-probability histogram per xFinder extractor: the generated key answers' log-probabilities,
+  judged correct vs wrong.
 All use the primary comparator.
 """
 
@@ -18,8 +20,11 @@ matplotlib.use("Agg")  # before pyplot: a batch job has no display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from xfinder_ray.ablation.compare import ALL_TASKS  # noqa: E402
+from xfinder_ray.ablation.fanout import judgment_col  # noqa: E402
+from xfinder_ray.ablation.model import logprob_col  # noqa: E402
 
 
 def slug(name: str) -> str:
@@ -101,3 +106,29 @@ def accuracy_heatmap(accuracy: pd.DataFrame, extractor: str, comparator: str) ->
 
 def agreement_heatmap(matrix: pd.DataFrame, comparator: str) -> bytes:
     return _heatmap(matrix, f"Judgment agreement between extractors ({comparator})", "extractor", "extractor")
+
+
+def logprob_histogram(wide: pd.DataFrame, extractor: str, comparator: str) -> bytes:
+    lp = wide[logprob_col(extractor)]
+    j = wide[judgment_col(extractor, comparator)]
+    judged = lp.notna() & j.notna()
+    values = lp[judged].astype(float)
+    correct = j[judged].astype(bool)
+    fig, ax = plt.subplots(figsize=(7.0, 3.8))
+    if len(values):
+        lo, hi = float(values.min()), float(values.max())
+        bins = np.linspace(lo, hi if hi > lo else lo + 1e-6, 21)
+        ax.hist(
+            [values[correct], values[~correct]],
+            bins=bins,
+            stacked=True,
+            color=["tab:green", "tab:red"],
+            label=[f"judged correct ({int(correct.sum())})", f"judged wrong ({int((~correct).sum())})"],
+        )
+        ax.legend(fontsize=8)
+    ax.set_xlabel("log P(raw output | prompt): sum over its tokens (0 = certain)")
+    ax.set_ylabel("records")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(f"Confidence of {extractor} ({comparator})")
+    ax.grid(axis="y", alpha=0.3)
+    return _png(fig)

@@ -49,12 +49,22 @@ def render(
     labelled: pd.DataFrame | None,
     figures: dict[str, str],
     primary: str,
+    skipped: list[dict[str, str]] | None = None,
+    low_confidence: pd.DataFrame | None = None,
+    low_confidence_limit: int = 0,
 ) -> str:
-    """The page. `figures` maps a caption to a relative PNG path."""
+    """The page. `figures` maps a caption to a relative PNG path; `skipped` lists the xFinder
+    extractors not run (model not on disk); `low_confidence` is review/low_confidence (xFinder only)."""
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
+    ]
+    if skipped:
+        parts.append("<h2>Extractors skipped</h2><ul>")
+        parts += [f"<li>{html.escape(s['extractor'])}: {html.escape(s['reason'])}</li>" for s in skipped]
+        parts.append("</ul>")
+    parts += [
         "<h2>Records per extractor</h2><p>input = judged + rejected for every extractor.</p>",
         html_table(counts),
         "<h2>Accuracy per extractor and comparator (micro, all judged records)</h2>",
@@ -75,6 +85,20 @@ def render(
         "<p>Per task and per comparator: comparison/kendall_tau.csv.</p>",
         f"<h2>Largest rank shifts ({html.escape(primary)})</h2>",
         html_table(flips[flips["comparator"] == primary].head(20)),
+    ]
+    if low_confidence is not None:
+        shown = ["extractor", "record_id", "model", "task", "key_answer_type", "correct_answer"]
+        shown += ["extracted", "raw_output", "logprob", "judgment"]
+        parts += [
+            "<h2>Least confident xFinder extractions</h2>",
+            f"<p>review/low_confidence.parquet: per xFinder extractor the {low_confidence_limit} judged "
+            "records with the lowest log-probability of the model's raw output, the text the key "
+            "answer is parsed from (the sum over its tokens; 0 = certain), lowest first, with the "
+            "response. review/review.parquet (the records the extractors disagree on) has each xFinder "
+            "extractor's logprob too. Up to 10 per extractor:</p>",
+            html_table(low_confidence.groupby("extractor", sort=False).head(10)[shown]),
+        ]
+    parts += [
         "<h2>Figures</h2>",
     ]
     for caption, path in figures.items():

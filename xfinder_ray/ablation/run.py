@@ -8,6 +8,12 @@ The Ray pass writes one wide Parquet table (records/); everything after it reads
 driver, since every comparison needs all rows of every extractor side by side. Every input row is
 accounted for: for each extractor, input = judged + rejected (validation rejects plus that
 extractor's own failures), checked before anything is committed.
+
+xFinder extractors (`xfinder:<label>`, ablation/model.py) run before the fan-out, on the valid rows
+only: valid rows -> [prompt -> vLLM] per xFinder extractor -> union with the rejected rows -> fan out.
+Each xFinder extractor after the first starts on the previous one's materialized output, so two
+engines never hold the same CPUs/GPUs at once and no model runs twice on a row. One whose model
+folder is not on disk is skipped with a note (manifest `skipped_extractors`, log, report).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from xfinder_ray.ablation import compare, figures, report
+from xfinder_ray.ablation import compare, figures, model, report
 from xfinder_ray.ablation.config import AblationJobConfig, as_dict
 from xfinder_ray.ablation.fanout import (
     error_col,
@@ -78,12 +84,54 @@ def prepare_output(out: Location, overwrite: bool) -> None:
     out.fs.create_dir(out.path, recursive=True)
 
 
-def fan_out(cfg: AblationJobConfig, out: Location) -> tuple[pd.DataFrame, int, list[dict[str, str]]]:
+def model_extractors(cfg: AblationJobConfig) -> tuple[list[str], dict[str, Any], list[dict[str, str]]]:
+    """The extractors that will run, the settings of the xFinder ones, and those skipped (model not on
+    disk) with the reason."""
+    a = cfg.ablation
+    run, models, skipped = [], {}, []
+    for e in a.extractors:
+        if model.is_model_extractor(e):
+            x = model.settings(a, e)
+            reason = model.missing_model(x)
+            if reason is not None:
+                skipped.append({"extractor": e, "reason": reason})
+                log.warning("ablation: skipping %s: %s", e, reason)
+                continue
+            models[e] = x
+        run.append(e)
+    if not run:
+        raise FileNotFoundError(
+            "no extractor left to run: " + "; ".join(f"{s['extractor']}: {s['reason']}" for s in skipped)
+        )
+    return run, models, skipped
+
+
+def model_outputs(rows: Any, models: dict[str, Any], batch_size: int) -> Any:
+    """checked rows -> the same rows with every xFinder extractor's columns; only valid rows reach a
+    model (rejected rows take a separate branch and get the columns null)."""
+    names = list(models)
+    valid = rows.map_batches(model.valid_rows, batch_format="pyarrow")
+    for i, name in enumerate(names):
+        if i:  # one engine at a time: the previous model's output is computed (and kept) first
+            valid = valid.materialize()
+        valid = model.model_stage(name, models[name], batch_size)(valid)
+    rejected = rows.map_batches(model.rejected_rows, batch_format="pyarrow", fn_kwargs=dict(extractors=names))
+    return valid.union(rejected)
+
+
+def fan_out(
+    cfg: AblationJobConfig,
+    out: Location,
+    extractors: list[str] | None = None,
+    models: dict[str, Any] | None = None,
+) -> tuple[pd.DataFrame, int, list[dict[str, str]]]:
     """The Ray Data pass; returns the wide table (sorted by input position), the input row count and
     the input files skipped as unreadable."""
     from xfinder_ray.pipeline import unwrap_bad_file
 
     a = cfg.ablation
+    extractors = list(a.extractors) if extractors is None else extractors
+    models = models or {}
     inventory = take_inventory(cfg.input, cfg.storage)
     columns = dict(cfg.input.columns)
     if a.labels == "auto":
@@ -92,15 +140,17 @@ def fan_out(cfg: AblationJobConfig, out: Location) -> tuple[pd.DataFrame, int, l
         source = InputSource(inventory, columns, {}, cfg.input.on_bad_file)
     rows = read_input(source)
     records = out.join("records")
-    schema = wide_schema(a.extractors, a.comparators)
+    schema = wide_schema(extractors, a.comparators)
     if rows is not None:
         batch = cfg.ray.batch_size
         checked = rows.map_batches(validate_batch, batch_format="pandas", batch_size=batch)
+        if models:
+            checked = model_outputs(checked, models, batch)
         wide = checked.map_batches(
             fanout_batch,
             batch_format="pandas",
             batch_size=batch,
-            fn_kwargs=dict(extractors=list(a.extractors), comparators=list(a.comparators)),
+            fn_kwargs=dict(extractors=extractors, comparators=list(a.comparators)),
         )
         try:
             wide.write_parquet(records.path, filesystem=records.fs)
@@ -179,6 +229,9 @@ def write_judgments(
             )
             if labelled_tags:
                 df["tags"] = judged["tags"]
+            if model.is_model_extractor(e):
+                df["raw_output"] = judged[model.raw_col(e)]
+                df["logprob"] = judged[model.logprob_col(e)].astype(float)
             write_table(out.join("judgments", combo_name(e, c)), "part-0", df, csv=False)
             written[f"{e}|{c}"] = len(df)
     return written
@@ -205,11 +258,13 @@ def run_ablation(cfg: AblationJobConfig) -> AblationResult:
 
     started = time.time()
     a = cfg.ablation
-    extractors, comparators, primary = list(a.extractors), list(a.comparators), cfg.primary
+    comparators, primary = list(a.comparators), cfg.primary
+    extractors, models, skipped_extractors = model_extractors(cfg)
     out = resolve(cfg.output.path, cfg.storage)
     prepare_output(out, cfg.output.overwrite)
+    identities = {e: model.identity(models[e]) if e in models else extractor_identity(e) for e in extractors}
 
-    wide, n_input, skipped = fan_out(cfg, out)
+    wide, n_input, skipped = fan_out(cfg, out, extractors, models)
     counts = reconcile(wide, n_input, extractors, comparators)
     judgments = write_judgments(out, wide, extractors, comparators)
     n_rejects = write_rejects(out, wide, extractors)
@@ -241,6 +296,9 @@ def run_ablation(cfg: AblationJobConfig) -> AblationResult:
 
     review = compare.review_table(wide, extractors, primary, a.review_limit)
     write_table(out.join("review"), "review", review, csv=False)
+    low = compare.low_confidence_table(wide, list(models), primary, a.low_confidence_limit)
+    if models:
+        write_table(out.join("review"), "low_confidence", low, csv=False)
 
     # figures/ and report.html (paths relative to the report)
     fig_loc = out.join("figures")
@@ -259,6 +317,11 @@ def run_ablation(cfg: AblationJobConfig) -> AblationResult:
             pngs[f"Accuracy, models x tasks: {e}"] = (
                 f"accuracy__{figures.slug(e)}.png",
                 figures.accuracy_heatmap(accuracy, e, primary),
+            )
+        for e in models:
+            pngs[f"Confidence: log-probability of the raw output, {e}"] = (
+                f"logprob__{figures.slug(e)}.png",
+                figures.logprob_histogram(wide, e, primary),
             )
     for name, data in pngs.values():
         write_bytes_atomic(fig_loc.join(name), data)
@@ -280,6 +343,9 @@ def run_ablation(cfg: AblationJobConfig) -> AblationResult:
         labelled=lab_view,
         figures={caption: f"figures/{name}" for caption, (name, _) in pngs.items()},
         primary=primary,
+        skipped=skipped_extractors,
+        low_confidence=low if models else None,
+        low_confidence_limit=a.low_confidence_limit,
     )
     write_bytes_atomic(out.join("report.html"), page.encode("utf-8"))
 
@@ -290,9 +356,12 @@ def run_ablation(cfg: AblationJobConfig) -> AblationResult:
         "judgments": judgments,
         "rejects_rows": n_rejects,
         "review_rows": len(review),
+        "low_confidence_rows": len(low) if models else None,
         "labelled": labelled,
         "skipped_files": skipped,
-        "extractors": {e: extractor_identity(e) for e in extractors},
+        "extractors": identities,
+        "skipped_extractors": skipped_extractors,
+        "notes": [f"skipped {s['extractor']}: {s['reason']}" for s in skipped_extractors],
         "comparators": comparators,
         "primary_comparator": primary,
         "outputs": {
@@ -303,6 +372,7 @@ def run_ablation(cfg: AblationJobConfig) -> AblationResult:
             "rejects": "rejects/rejects.parquet",
             "comparison": sorted(f"comparison/{n}.{{parquet,csv}}" for n in tables),
             "review": "review/review.parquet",
+            "low_confidence": "review/low_confidence.parquet" if models else None,
             "figures": sorted(f"figures/{name}" for name, _ in pngs.values()),
             "report": "report.html",
         },

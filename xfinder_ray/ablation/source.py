@@ -1,9 +1,10 @@
 """read + labels: the scoring job's read stage (stages/read.py), with the label columns of a
 labelled input (gold_key_answer, gold_judgment, tags) attached to each row.
 
-read_shard keeps only the canonical fields, so each read task also reads the label columns of its
-own shard: for Parquet a column projection of the same row group (no other column is read twice);
-for JSONL the file's lines are parsed a second time in the same task (labelled sets are small).
+read_shard keeps only the canonical fields, so each of the read stage's tasks is wrapped to also
+read the label columns of its own shard: for Parquet a column projection of the same row group (no
+other column is read twice); for JSONL the file's lines are parsed a second time in the same task
+(labelled sets are small).
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from typing import Any
 
 import pandas as pd
 import pyarrow.parquet as pq
-from ray.data.block import BlockMetadata
 from ray.data.datasource import ReadTask
 
 from xfinder_ray.stages.inventory import Inventory, Shard, jsonl_lines, read_jsonl_bytes
-from xfinder_ray.stages.read import InputSource, read_shard
+from xfinder_ray.stages.read import InputSource
 
 LABELS = ("gold_key_answer", "gold_judgment", "tags")
 
@@ -68,16 +68,11 @@ def shard_labels(shard: Shard) -> dict[int, tuple[str | None, bool | None, str |
     return out
 
 
-def read_labelled_shard(
-    shard: Shard,
-    columns: dict[str, str],
-    skip_rows: Any,
-    duplicates: dict[int, str],
-    on_bad_file: str,
-) -> Iterator[pd.DataFrame]:
+def with_labels(shard: Shard, blocks: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """The read stage's blocks of one shard, each with the label columns of its rows."""
     labels = shard_labels(shard)
     none = (None, None, None)
-    for df in read_shard(shard, columns, skip_rows, duplicates, on_bad_file):
+    for df in blocks:
         values = [labels.get(int(r), none) for r in df["source_row"]]
         for i, name in enumerate(LABELS):
             df[name] = pd.Series([v[i] for v in values], dtype=object, index=df.index)
@@ -85,7 +80,11 @@ def read_labelled_shard(
 
 
 class LabelledSource(InputSource):
-    """InputSource whose rows carry the label columns (null where the input has none)."""
+    """InputSource whose rows carry the label columns (null where the input has none).
+
+    Its read tasks are the read stage's own (InputSource.get_read_tasks: one per pending shard, in
+    pending_shards() order, as this source never groups shards), each wrapped to attach the labels of
+    its shard; a count mismatch fails loudly (zip strict) rather than mislabel rows."""
 
     def __init__(self, inventory: Inventory, columns: dict[str, str], on_bad_file: str):
         super().__init__(inventory, columns, {}, on_bad_file)  # an ablation never resumes: nothing is done
@@ -93,24 +92,12 @@ class LabelledSource(InputSource):
     def get_read_tasks(
         self, parallelism: int, per_task_row_limit: int | None = None, data_context: Any = None
     ) -> list[ReadTask]:
-        tasks = []
-        for shard, done in self.pending_shards():
-            dups = {
-                r: reason
-                for r, reason in self.inventory.duplicates.get(shard.file.uri, {}).items()
-                if shard.file.fmt == "jsonl" or shard.start <= r < shard.stop
-            }
-            args = (shard, self.columns, done, dups, self.on_bad_file)
-            meta = BlockMetadata(
-                num_rows=shard.stop - shard.start,
-                size_bytes=None,
-                input_files=[shard.file.uri],
-                exec_stats=None,
-            )
-            tasks.append(
-                ReadTask(lambda a=args: read_labelled_shard(*a), meta, per_task_row_limit=per_task_row_limit)
-            )
-        return tasks
+        tasks = super().get_read_tasks(parallelism, per_task_row_limit, data_context)
+        shards = [shard for shard, _ in self.pending_shards()]
+        return [
+            ReadTask(lambda s=shard, t=task: with_labels(s, iter(t())), task.metadata)
+            for shard, task in zip(shards, tasks, strict=True)
+        ]
 
 
 def has_labels(inventory: Inventory) -> bool:

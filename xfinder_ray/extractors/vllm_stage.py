@@ -8,7 +8,9 @@ Columns in:  ``prompt`` (str, already in the checkpoint's exact training format;
              applied) plus any other columns, which come back untouched (same values, same Arrow types).
 Columns out: the input columns, plus
              ``raw_output`` (str; "" when the row failed), ``prompt_tokens`` (int; 0 when it failed),
-             ``extract_error`` (str | None; the engine's message for that row, e.g. prompt too long).
+             ``extract_error`` (str | None; the engine's message for that row, e.g. prompt too long),
+             and with ``logprobs=True`` only, ``logprob`` (float | None: the sum of the generated tokens'
+             log-probabilities, i.e. log P(output | prompt) under greedy decoding; null when the row failed).
 
 Why the other columns are packed: the processor nests every row in one struct column and its vLLM stage
 reads and rewrites well-known keys in it — a row key ``model`` (our canonical column!) is taken as a
@@ -37,6 +39,7 @@ XFINDER_STOP = ["<|endoftext|>", "<|im_end|>", "<eoa>", "<||>", "<end_of_turn>",
 
 PROMPT_COLUMN = "prompt"
 OUTPUT_COLUMNS = ("raw_output", "prompt_tokens", "extract_error")
+LOGPROB_COLUMN = "logprob"  # with VLLMStageConfig.logprobs only
 _ROW_COLUMN = "__xr_row"  # the packed input row
 _ERROR_KEY = "__inference_error__"  # ray.data.llm's per-row error field (should_continue_on_error=True)
 # Weight and tokenizer files whose names and sizes enter model_identity (content hashes would mean reading GBs).
@@ -65,6 +68,9 @@ class VLLMStageConfig:
     max_concurrent_batches: int = 8
     engine_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to vLLM verbatim, override anything
     env_vars: dict[str, str] = field(default_factory=dict)  # added to the replicas' runtime_env
+    # Ask vLLM for the sampled tokens' log-probabilities (SamplingParams.logprobs=0) and add a `logprob`
+    # column (their sum). Off by default: the scoring job does not use it.
+    logprobs: bool = False
 
 
 def resolve_model_source(model_source: str) -> str:
@@ -213,7 +219,10 @@ def processor_config_kwargs(cfg: VLLMStageConfig, device: str) -> dict[str, Any]
 
 def sampling_params(cfg: VLLMStageConfig) -> dict[str, Any]:
     """Per-row vLLM SamplingParams kwargs: greedy, short, xFinder's stop strings (not kept in the text)."""
-    return {"temperature": 0.0, "max_tokens": cfg.max_tokens, "stop": list(cfg.stop)}
+    sp: dict[str, Any] = {"temperature": 0.0, "max_tokens": cfg.max_tokens, "stop": list(cfg.stop)}
+    if cfg.logprobs:
+        sp["logprobs"] = 0  # 0: the sampled token's log-probability only, no alternatives
+    return sp
 
 
 # --- packing the passthrough columns ---------------------------------------------------------------
@@ -269,7 +278,47 @@ def _slim(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _unpack(batch: pa.Table) -> pa.Table:
+def _step_logprob(step: Any, token: Any) -> float | None:
+    """One generated position's log-probability: ray.data.llm gives {token_id: {logprob, rank, ...}}."""
+    if not step:
+        return None
+    if hasattr(step, "items"):
+        entries = dict(step.items())
+    else:  # a list of (key, value) pairs, as Arrow may hand back a map
+        entries = dict(step)
+    entry = None
+    if token is not None:
+        entry = entries.get(int(token), entries.get(str(int(token))))
+    if entry is None and len(entries) == 1:
+        entry = next(iter(entries.values()))
+    if entry is None:
+        return None
+    value = entry.get("logprob") if hasattr(entry, "get") else getattr(entry, "logprob", None)
+    return None if value is None else float(value)
+
+
+def generated_logprob(logprobs: Any, tokens: Any) -> float | None:
+    """The sum of the generated tokens' log-probabilities (0.0 for an empty generation); None when the
+    engine returned none or a position is missing."""
+    if logprobs is None:
+        return None
+    tokens = list(tokens) if tokens is not None else []
+    total = 0.0
+    for i, step in enumerate(logprobs):
+        value = _step_logprob(step, tokens[i] if i < len(tokens) else None)
+        if value is None:
+            return None
+        total += value
+    return total
+
+
+def _slim_logprob(row: dict[str, Any]) -> dict[str, Any]:
+    """_slim plus the generation's log-probability, under the engine's own key `logprobs` (error rows
+    carry that key too, as null), reduced to one float so the per-token dicts go no further."""
+    return {**_slim(row), "logprobs": generated_logprob(row.get("logprobs"), row.get("generated_tokens"))}
+
+
+def _unpack(batch: pa.Table, logprobs: bool = False) -> pa.Table:
     n = batch.num_rows
     cols = batch.column_names
     if n == 0:
@@ -282,12 +331,16 @@ def _unpack(batch: pa.Table) -> pa.Table:
     raw = [("" if e or t is None else t) for t, e in zip(texts, errors, strict=True)]
     toks = [(0 if e or k is None else int(k)) for k, e in zip(ntok, errors, strict=True)]
     fan_out = lambda values: [v for v, c in zip(values, counts, strict=True) for _ in range(c)]  # noqa: E731
-    raw, toks, errors = fan_out(raw), fan_out(toks), fan_out(errors)
-    for name, arr in (
-        ("raw_output", pa.array(raw, pa.string())),
-        ("prompt_tokens", pa.array(toks, pa.int64())),
-        ("extract_error", pa.array(errors, pa.string())),
-    ):
+    outputs = [
+        ("raw_output", pa.array(fan_out(raw), pa.string())),
+        ("prompt_tokens", pa.array(fan_out(toks), pa.int64())),
+        ("extract_error", pa.array(fan_out(errors), pa.string())),
+    ]
+    if logprobs:
+        lps = batch["logprobs"].to_pylist() if "logprobs" in cols else [None] * n
+        lps = [None if e or v is None else float(v) for v, e in zip(lps, errors, strict=True)]
+        outputs.append((LOGPROB_COLUMN, pa.array(fan_out(lps), pa.float64())))
+    for name, arr in outputs:
         # A re-run on already-extracted rows replaces the old outputs.
         if name in out.column_names:
             out = out.set_column(out.column_names.index(name), name, arr)
@@ -297,13 +350,14 @@ def _unpack(batch: pa.Table) -> pa.Table:
 
 
 def build_vllm_stage(cfg: VLLMStageConfig) -> Callable[[ray.data.Dataset], ray.data.Dataset]:
-    """Return ``ds -> ds'`` adding ``raw_output``, ``prompt_tokens`` and ``extract_error`` (lazy)."""
+    """Return ``ds -> ds'`` adding ``raw_output``, ``prompt_tokens`` and ``extract_error`` (lazy), and
+    ``logprob`` when ``cfg.logprobs``."""
     from ray.data.llm import build_processor, vLLMEngineProcessorConfig
 
     device = resolve_device(cfg.device)
     processor = build_processor(
         vLLMEngineProcessorConfig(**processor_config_kwargs(cfg, device)),
-        postprocess=_slim,
+        postprocess=_slim_logprob if cfg.logprobs else _slim,
     )
     pack = _make_pack(sampling_params(cfg))
 
@@ -312,7 +366,8 @@ def build_vllm_stage(cfg: VLLMStageConfig) -> Callable[[ray.data.Dataset], ray.d
         # the processor's own pre/post maps.
         ds = ds.map_batches(pack, batch_format="pyarrow", zero_copy_batch=True)
         ds = processor(ds)
-        return ds.map_batches(_unpack, batch_format="pyarrow", zero_copy_batch=True)
+        kwargs = dict(fn_kwargs={"logprobs": True}) if cfg.logprobs else {}
+        return ds.map_batches(_unpack, batch_format="pyarrow", zero_copy_batch=True, **kwargs)
 
     return stage
 

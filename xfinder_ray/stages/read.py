@@ -190,6 +190,53 @@ def read_shard(
         yield df
 
 
+# Question grouping (model path): at most this many aligned shards, and rows, in one read task. Each
+# member holds its row group in memory while the task runs.
+GROUP_MAX_FILES = 16
+GROUP_MAX_ROWS = 262_144
+
+
+def read_grouped(members: list[tuple[Any, ...]]) -> Iterator[pd.DataFrame]:
+    """Shards at the same position of different files, read in step: their i-th blocks are merged and
+    sorted by question, so the answers of several models to one question leave the task together.
+
+    Files of per-model results usually follow one dataset order, so the same position holds the same
+    questions; where they do not, the rows come out in another order, never different rows.
+    """
+    streams = [read_shard(*m) for m in members]
+    while streams:
+        blocks, alive = [], []
+        for stream in streams:
+            block = next(stream, None)
+            if block is not None:
+                blocks.append(block)
+                alive.append(stream)
+        streams = alive
+        if blocks:
+            merged = pd.concat(blocks, ignore_index=True)
+            # Questions may be null on rejected rows: sort those last, as strings they cannot be compared.
+            order = merged["question"].map(lambda q: (0, q) if isinstance(q, str) else (1, ""))
+            yield merged.iloc[order.sort_values(kind="stable").index].reset_index(drop=True)
+
+
+def aligned_groups(
+    pending: list[tuple[Shard, np.ndarray]], max_files: int = GROUP_MAX_FILES, max_rows: int = GROUP_MAX_ROWS
+) -> list[list[tuple[Shard, np.ndarray]]]:
+    """Pending shards grouped by position in their file (row group index and row range; a JSONL file by
+    its line count), at most `max_files` shards and `max_rows` rows a group, in input order."""
+    by_position: dict[tuple[Any, ...], list[tuple[Shard, np.ndarray]]] = {}
+    for shard, done in pending:
+        by_position.setdefault((shard.file.fmt, shard.row_group, shard.start, shard.stop), []).append(
+            (shard, done)
+        )
+    groups = []
+    for members in by_position.values():
+        rows = max(1, members[0][0].stop - members[0][0].start)
+        size = max(1, min(max_files, max_rows // rows))
+        groups.extend(members[i : i + size] for i in range(0, len(members), size))
+    return groups
+
+
 class InputSource(Datasource):
     def __init__(
         self,
@@ -197,11 +244,15 @@ class InputSource(Datasource):
         columns: dict[str, str],
         done: dict[str, np.ndarray],
         on_bad_file: str,
+        group_by_question: bool = False,
     ):
         self.inventory = inventory
         self.columns = columns
         self.done = done
         self.on_bad_file = on_bad_file
+        # Model path: read aligned shards of different files together, rows sorted by question (vLLM's
+        # prefix cache then serves each question once for all models' answers to it).
+        self.group_by_question = group_by_question
 
     def estimate_inmemory_data_size(self) -> int | None:
         return None
@@ -222,27 +273,40 @@ class InputSource(Datasource):
         self, parallelism: int, per_task_row_limit: int | None = None, data_context: Any = None
     ) -> list[ReadTask]:
         tasks = []
-        for shard, done in self.pending_shards():
-            dups = {
-                r: reason
-                for r, reason in self.inventory.duplicates.get(shard.file.uri, {}).items()
-                if shard.file.fmt == "jsonl" or shard.start <= r < shard.stop
-            }
-            args = (shard, self.columns, done, dups, self.on_bad_file)
+        for group in self.task_groups():
+            members = [self.shard_args(shard, done) for shard, done in group]
             meta = BlockMetadata(
-                num_rows=shard.stop - shard.start - len(done),
+                num_rows=sum(shard.stop - shard.start - len(done) for shard, done in group),
                 size_bytes=None,
-                input_files=[shard.file.uri],
+                input_files=[shard.file.uri for shard, _ in group],
                 exec_stats=None,
             )
-            tasks.append(ReadTask(lambda a=args: read_shard(*a), meta, per_task_row_limit=per_task_row_limit))
+            if len(members) == 1:
+                read = lambda a=members[0]: read_shard(*a)  # noqa: E731
+            else:
+                read = lambda m=members: read_grouped(m)  # noqa: E731
+            tasks.append(ReadTask(read, meta, per_task_row_limit=per_task_row_limit))
         return tasks
+
+    def task_groups(self) -> list[list[tuple[Shard, np.ndarray]]]:
+        """The shards each read task reads: one each, or aligned groups when grouping by question."""
+        pending = self.pending_shards()
+        return aligned_groups(pending) if self.group_by_question else [[p] for p in pending]
+
+    def shard_args(self, shard: Shard, done: np.ndarray) -> tuple[Any, ...]:
+        """read_shard's arguments for one shard: its done rows and its duplicate-id rejects."""
+        dups = {
+            r: reason
+            for r, reason in self.inventory.duplicates.get(shard.file.uri, {}).items()
+            if shard.file.fmt == "jsonl" or shard.start <= r < shard.stop
+        }
+        return (shard, self.columns, done, dups, self.on_bad_file)
 
 
 def read_input(source: InputSource) -> ray.data.Dataset | None:
     """The rows still to do, or None when every row is already written."""
-    pending = len(source.pending_shards())
-    if not pending:
+    tasks = len(source.task_groups())
+    if not tasks:
         return None
-    # One block stream per shard: Ray's default would split each shard's output into tiny blocks.
-    return ray.data.read_datasource(source, override_num_blocks=pending)
+    # One block stream per task: Ray's default would split each task's output into tiny blocks.
+    return ray.data.read_datasource(source, override_num_blocks=tasks)

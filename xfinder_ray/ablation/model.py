@@ -1,0 +1,169 @@
+"""xFinder extractors in the ablation: `xfinder:<label>` runs a real xFinder checkpoint through the
+scoring job's vLLM stage (extractors/vllm_stage.py) on the valid rows only.
+
+    valid rows -> prompt (the checkpoint's training-format prompt, stages/prompt.py)
+               -> vLLM stage (logprobs on) -> raw_output[<e>], logprob[<e>], extract_error[<e>]
+
+The fan-out stage then parses each raw output into the key answer exactly as the scoring job does
+(parsing.parse_output) and judges it with every comparator, like any other extractor. Settings:
+`ablation.xfinder.<label>`, the scoring job's `xfinder` section (config.XFinderConfig). A checkpoint
+whose model folder is not on disk is skipped with a note (never downloaded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from xfinder_ray.config import ConfigError, XFinderConfig
+
+if TYPE_CHECKING:
+    import ray.data
+
+    from xfinder_ray.ablation.config import AblationConfig
+
+PREFIX = "xfinder:"
+
+
+def is_model_extractor(name: str) -> bool:
+    return name.startswith(PREFIX)
+
+
+def raw_col(extractor: str) -> str:
+    return f"raw_output[{extractor}]"
+
+
+def logprob_col(extractor: str) -> str:
+    return f"logprob[{extractor}]"
+
+
+def settings(a: AblationConfig, name: str) -> XFinderConfig:
+    """The effective xfinder section of `xfinder:<label>`: ablation.xfinder.<label> (or the defaults),
+    with the checkpoint set to the label when the label is a checkpoint name."""
+    from xfinder_ray.prompts import CHECKPOINTS
+
+    label = name[len(PREFIX) :]
+    x = a.xfinder.get(label) or XFinderConfig()
+    return replace(x, checkpoint=label) if label in CHECKPOINTS else x
+
+
+def check_settings(a: AblationConfig, name: str) -> None:
+    from xfinder_ray.prompts import CHECKPOINTS, FORMATS
+
+    label = name[len(PREFIX) :]
+    if not label:
+        raise ConfigError(
+            "invalid config: ablation.extractors: `xfinder:` needs a label, e.g. xfinder:xFinder-qwen1505"
+        )
+    x = settings(a, name)
+    key = f"ablation.xfinder.{label}"
+    for field, value, allowed in (
+        ("checkpoint", x.checkpoint, CHECKPOINTS),
+        ("prompt_format", x.prompt_format, FORMATS),
+        ("device", x.device, ("auto", "gpu", "cpu")),
+    ):
+        if value not in allowed:
+            raise ConfigError(
+                f"invalid config: {key}.{field}={value!r}; expected one of {', '.join(map(str, allowed))}"
+            )
+    for field in ("replicas", "max_tokens", "max_model_len", "batch_size", "tensor_parallel_size"):
+        if getattr(x, field) < 1:
+            raise ConfigError(f"invalid config: {key}.{field} must be >= 1")
+
+
+def missing_model(x: XFinderConfig) -> str | None:
+    """Why this checkpoint cannot run here (its model folder is not on disk), or None."""
+    from xfinder_ray.stages.extract import model_is_local
+
+    if model_is_local(x.model_source):
+        return None
+    return (
+        f"model folder {x.model_source!r} not found (an ablation never downloads a model; put the "
+        "checkpoint there or point model_source at it)"
+    )
+
+
+def stage_config(x: XFinderConfig) -> Any:
+    """The vLLM stage config of the scoring job's xfinder section, with the log-probabilities on."""
+    from xfinder_ray.extractors.vllm_stage import stage_config_from
+
+    return replace(stage_config_from(x), logprobs=True)
+
+
+def identity(x: XFinderConfig) -> str:
+    """The scoring job's extractor identity string (stages/extract.py) for these settings."""
+    from xfinder_ray.extractors.vllm_stage import model_identity, processor_config_kwargs, resolve_device
+
+    cfg = stage_config(x)
+    dtype = processor_config_kwargs(cfg, resolve_device(cfg.device))["engine_kwargs"].get("dtype", "auto")
+    return f"xfinder:{x.checkpoint}@{model_identity(x.model_source, x.revision)}:{x.prompt_format}:{dtype}"
+
+
+def _outputs(extractor: str, raw: pa.Array, logprob: pa.Array, error: pa.Array) -> list[tuple[str, pa.Array]]:
+    from xfinder_ray.ablation.fanout import error_col
+
+    return [(raw_col(extractor), raw), (logprob_col(extractor), logprob), (error_col(extractor), error)]
+
+
+def _rename(batch: pa.Table, *, extractor: str) -> pa.Table:
+    """The vLLM stage's output columns -> this extractor's columns; the prompt is dropped."""
+    from xfinder_ray.extractors.vllm_stage import LOGPROB_COLUMN
+
+    outputs = _outputs(extractor, batch["raw_output"], batch[LOGPROB_COLUMN], batch["extract_error"])
+    drop = {"prompt", "truncated", "raw_output", "prompt_tokens", "extract_error", LOGPROB_COLUMN}
+    batch = batch.drop_columns([c for c in batch.column_names if c in drop])
+    for name, arr in outputs:
+        batch = batch.append_column(
+            name, arr.cast(pa.float64() if name.startswith("logprob[") else pa.string())
+        )
+    return batch
+
+
+def null_outputs(batch: pa.Table, *, extractors: list[str]) -> pa.Table:
+    """Rows that never reach a model (rejected by validation): the model columns, null, same types."""
+    n = batch.num_rows
+    for e in extractors:
+        for name, arr in _outputs(
+            e, pa.nulls(n, pa.string()), pa.nulls(n, pa.float64()), pa.nulls(n, pa.string())
+        ):
+            batch = batch.append_column(name, arr)
+    return batch
+
+
+def model_stage(
+    name: str, x: XFinderConfig, batch_size: int
+) -> Callable[[ray.data.Dataset], ray.data.Dataset]:
+    """valid rows -> + raw_output[name], logprob[name], extract_error[name] (lazy)."""
+    from xfinder_ray.extractors.vllm_stage import build_vllm_stage
+    from xfinder_ray.prompts import TRAINING_MAX_LENGTH
+    from xfinder_ray.stages.prompt import prompt_batch
+
+    vllm = build_vllm_stage(stage_config(x))
+
+    def stage(ds: ray.data.Dataset) -> ray.data.Dataset:
+        prompted = ds.map_batches(
+            prompt_batch,
+            batch_format="pandas",
+            batch_size=batch_size,
+            fn_kwargs=dict(
+                checkpoint=x.checkpoint,
+                fmt=x.prompt_format,
+                max_prompt_tokens=min(x.max_model_len, TRAINING_MAX_LENGTH) - x.max_tokens,
+            ),
+        )
+        return vllm(prompted).map_batches(_rename, batch_format="pyarrow", fn_kwargs=dict(extractor=name))
+
+    return stage
+
+
+def valid_rows(batch: pa.Table) -> pa.Table:
+    """The rows the validate stage kept (only these may reach a model)."""
+    return batch.filter(batch["reject_reason"].is_null())
+
+
+def rejected_rows(batch: pa.Table, *, extractors: list[str]) -> pa.Table:
+    """The rows the validate stage rejected, with the model columns null."""
+    return null_outputs(batch.filter(batch["reject_reason"].is_valid()), extractors=extractors)
