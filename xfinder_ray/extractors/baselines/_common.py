@@ -11,7 +11,7 @@ exactly what ``re`` returns for those patterns (tests/cpu/test_baselines.py chec
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from xfinder_ray.records import NO_VALID_ANSWER, AnswerRange
 
@@ -82,54 +82,52 @@ class _LineEnds:
         return self.end
 
 
+def _spans(s: str, opener: str, closer: str, greedy: bool = False) -> Iterator[tuple[int, int, int]]:
+    """(opener start, content start, closer start) of each match of ``esc(opener) + '(.*?)' + esc(closer)``
+    (``'(.*)'`` when greedy), left to right, as re.finditer finds them; ``.`` does not cross a newline.
+    Linear: each line is searched for a closer once per opener that gets a match."""
+    scan = 0  # next position to look for an opener
+    n = len(s)
+    line_end = _LineEnds(s)
+    find_closer = s.rfind if greedy else s.find
+    while scan <= n:
+        i = s.find(opener, scan)
+        if i < 0:
+            return
+        start = i + len(opener)
+        end_of_line = line_end(start)
+        k = find_closer(closer, start, end_of_line)
+        if k < 0:
+            # No later opener on this line can find a closer either.
+            scan = end_of_line + 1
+            continue
+        yield i, start, k
+        scan = k + len(closer)
+
+
+def _substitute(s: str, opener: str, closer: str, keep: bool, greedy: bool) -> str:
+    out: list[str] = []
+    pos = 0  # copied up to here
+    for i, start, k in _spans(s, opener, closer, greedy):
+        out.append(s[pos:i])
+        if keep:
+            out.append(s[start:k])
+        pos = k + len(closer)
+    out.append(s[pos:])
+    return "".join(out)
+
+
 def sub_lazy(s: str, opener: str, closer: str, repl_keep: bool = True) -> str:
     """``re.sub(esc(opener) + '(.*?)' + esc(closer), r'\\1' if repl_keep else '', s)``.
 
     ``.`` does not cross a newline: an opener without a closer later on its line does not match.
     """
-    out: list[str] = []
-    pos = 0  # copied up to here
-    scan = 0  # next position to look for an opener
-    n = len(s)
-    line_end = _LineEnds(s)
-    while scan <= n:
-        i = s.find(opener, scan)
-        if i < 0:
-            break
-        start = i + len(opener)
-        end_of_line = line_end(start)
-        k = s.find(closer, start, end_of_line)
-        if k < 0:
-            # No later opener on this line can find a closer either.
-            scan = end_of_line + 1
-            continue
-        out.append(s[pos:i])
-        if repl_keep:
-            out.append(s[start:k])
-        pos = scan = k + len(closer)
-    out.append(s[pos:])
-    return "".join(out)
+    return _substitute(s, opener, closer, keep=repl_keep, greedy=False)
 
 
 def findall_lazy(s: str, opener: str, closer: str) -> list[str]:
     """``re.findall(esc(opener) + '(.*?)' + esc(closer), s)`` (``.`` does not cross a newline)."""
-    found: list[str] = []
-    scan = 0
-    n = len(s)
-    line_end = _LineEnds(s)
-    while scan <= n:
-        i = s.find(opener, scan)
-        if i < 0:
-            break
-        start = i + len(opener)
-        end_of_line = line_end(start)
-        k = s.find(closer, start, end_of_line)
-        if k < 0:
-            scan = end_of_line + 1
-            continue
-        found.append(s[start:k])
-        scan = k + len(closer)
-    return found
+    return [s[start:k] for _, start, k in _spans(s, opener, closer)]
 
 
 def last_lazy(s: str, opener: str, closer: str) -> str | None:
@@ -155,25 +153,7 @@ def last_lazy(s: str, opener: str, closer: str) -> str | None:
 
 def sub_greedy(s: str, opener: str, closer: str) -> str:
     """``re.sub(esc(opener) + '(.*)' + esc(closer), r'\\1', s)`` (``.`` does not cross a newline)."""
-    out: list[str] = []
-    pos = scan = 0
-    n = len(s)
-    line_end = _LineEnds(s)
-    while scan <= n:
-        i = s.find(opener, scan)
-        if i < 0:
-            break
-        start = i + len(opener)
-        end_of_line = line_end(start)
-        k = s.rfind(closer, start, end_of_line)
-        if k < 0:
-            scan = end_of_line + 1
-            continue
-        out.append(s[pos:i])
-        out.append(s[start:k])
-        pos = scan = k + len(closer)
-    out.append(s[pos:])
-    return "".join(out)
+    return _substitute(s, opener, closer, keep=True, greedy=True)
 
 
 def sub_lazy_to_end(s: str, opener: str, closer: str) -> str:
