@@ -5,11 +5,11 @@ together, rows sorted by question), same records, model, prompts and decoding.
 Data: `--questions` questions x the sample's 8 models, one Parquet file per model in the same question
 order (as per-model result files are), a `--long-share` of reading-comprehension items with a passage
 (benchmarks/bench_prefix_order.build_records). The engine's KV cache is capped below one model file's
-prompt tokens (`--kv-blocks`, vLLM's num_gpu_blocks_override): what a run over millions of records
+prompt tokens (`--kv-tokens`, as vLLM's num_gpu_blocks_override): what a run over millions of records
 looks like, where a question's blocks are long evicted when the next model's answer to it arrives in
 arrival order. The CPU stages' batch (`ray.batch_size`) is set to one model file's rows, as the default
 1,024-row batch is to files of thousands of rows. Everything else is the job's default CPU engine
-(float32, prefix caching on, block 128).
+(float32, prefix caching on, 32-token KV blocks).
 
 Rates: steady = records / (job return - engine ready), as in bench_side_by_side.py; whole = process
 wall clock. The two runs alternate order when repeated (`--repeats`), medians reported.
@@ -41,7 +41,8 @@ def main() -> int:
     ap.add_argument("--long-share", type=float, default=0.25)
     ap.add_argument("--passage-tokens", type=int, nargs=2, default=[150, 600])
     ap.add_argument("--max-tokens", type=int, default=8)
-    ap.add_argument("--kv-blocks", type=int, default=32, help="KV cache blocks (of 128 tokens on CPU)")
+    ap.add_argument("--kv-tokens", type=int, default=4096, help="KV cache size in tokens (< one model file)")
+    ap.add_argument("--block-size", type=int, help="KV block size (default: the job's, 32 on CPU)")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--model", help="model folder (default: SmolLM2-135M-Instruct, converted)")
     args = ap.parse_args()
@@ -51,10 +52,12 @@ def main() -> int:
     from transformers import AutoTokenizer
 
     from xfinder_ray.devmodels import ensure_smollm2
+    from xfinder_ray.extractors.vllm_stage import CPU_BLOCK_SIZE
     from xfinder_ray.records import FIELDS
     from xfinder_ray.sample_data import MODELS
 
     model = args.model or str(ensure_smollm2())
+    block = args.block_size or CPU_BLOCK_SIZE
     tok = AutoTokenizer.from_pretrained(model)
     rows, _ = build_records(args.questions, args.long_share, tuple(args.passage_tokens), 0, tok)
     n, per_model = len(rows), len(rows) // len(MODELS)
@@ -80,7 +83,8 @@ def main() -> int:
                     f"output={Path(tmp) / f'out-{name}-{rep}'}",
                     *job_overrides(model, args.max_tokens, "training"),
                     f"xfinder.group_by_question={'true' if name == 'grouped' else 'false'}",
-                    f"xfinder.engine_kwargs.num_gpu_blocks_override={args.kv_blocks}",
+                    f"xfinder.engine_kwargs.num_gpu_blocks_override={args.kv_tokens // block}",
+                    *([f"xfinder.engine_kwargs.block_size={args.block_size}"] if args.block_size else []),
                     # The CPU stages work in batches of ray.batch_size rows (1,024 by default) and the
                     # prompt stage sorts each batch: with model files of a few dozen rows one batch would
                     # hold every file and sort them all. One file's rows per batch is what the default
@@ -113,7 +117,8 @@ def main() -> int:
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     summary = {
         "records": n,
-        "kv_blocks": args.kv_blocks,
+        "kv_tokens": args.kv_tokens,
+        "block_size": block,
         "steady": med,
         "whole": whole,
         "ratio_grouped_arrival": ratio,

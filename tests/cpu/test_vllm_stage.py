@@ -111,6 +111,7 @@ def test_processor_kwargs_cpu(monkeypatch):
     ek = kw["engine_kwargs"]
     assert ek["enforce_eager"] is True and ek["enable_prefix_caching"] is True
     assert ek["max_model_len"] == 2048 and ek["dtype"] == "float32"
+    assert ek["block_size"] == vs.CPU_BLOCK_SIZE  # small blocks: the prefix cache reuses more of a question
     assert kw["placement_group_config"]["bundle_per_worker"] == {"CPU": 1.0}
     assert kw["runtime_env"]["env_vars"]["VLLM_CPU_KVCACHE_SPACE"] == "3"
     assert kw["runtime_env"]["env_vars"]["A"] == "1"
