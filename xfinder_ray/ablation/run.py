@@ -18,14 +18,12 @@ folder is not on disk is skipped with a note (manifest `skipped_extractors`, log
 
 from __future__ import annotations
 
-import io
 import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from xfinder_ray.ablation import compare, figures, model, report
@@ -41,6 +39,7 @@ from xfinder_ray.ablation.source import LabelledSource
 from xfinder_ray.extractors import extractor_identity
 from xfinder_ray.records import FIELDS
 from xfinder_ray.resume import OutputExists
+from xfinder_ray.stages.aggregate import write_table
 from xfinder_ray.stages.inventory import take_inventory
 from xfinder_ray.stages.read import InputSource, read_input
 from xfinder_ray.stages.validate import validate_batch
@@ -62,15 +61,6 @@ class AblationResult:
 
 def combo_name(extractor: str, comparator: str) -> str:
     return f"{figures.slug(extractor)}__{figures.slug(comparator)}"
-
-
-def write_table(loc: Location, name: str, df: pd.DataFrame, csv: bool = True) -> None:
-    """<loc>/<name>.parquet (and .csv), each written whole (local: temp + rename; S3: one PUT)."""
-    buf = io.BytesIO()
-    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), buf)
-    write_bytes_atomic(loc.join(f"{name}.parquet"), buf.getvalue())
-    if csv:
-        write_bytes_atomic(loc.join(f"{name}.csv"), df.to_csv(index=False).encode("utf-8"))
 
 
 def prepare_output(out: Location, overwrite: bool) -> None:

@@ -151,13 +151,20 @@ def leaderboard_markdown(by_task: pd.DataFrame, by_model: pd.DataFrame, extracto
     return "\n".join(lines) + "\n"
 
 
+def write_table(loc: Location, name: str, df: pd.DataFrame, csv: bool = True) -> None:
+    """A small driver-side table: <loc>/<name>.parquet (and .csv), each written whole (local: temp +
+    rename; S3: one PUT)."""
+    buf = io.BytesIO()
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), buf)
+    write_bytes_atomic(loc.join(f"{name}.parquet"), buf.getvalue())
+    if csv:
+        write_bytes_atomic(loc.join(f"{name}.csv"), df.to_csv(index=False).encode())
+
+
 def write_tables(accuracy: Location, by_task: pd.DataFrame, by_model: pd.DataFrame, extractor: str) -> str:
     accuracy.fs.create_dir(accuracy.path, recursive=True)
     for name, df in (("by_model_task", by_task), ("by_model", by_model)):
-        write_bytes_atomic(accuracy.join(f"{name}.csv"), df.to_csv(index=False).encode())
-        buf = io.BytesIO()
-        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), buf)
-        write_bytes_atomic(accuracy.join(f"{name}.parquet"), buf.getvalue())
+        write_table(accuracy, name, df)
     board = leaderboard_markdown(by_task, by_model, extractor)
     write_bytes_atomic(accuracy.join("leaderboard.md"), board.encode())
     return board
