@@ -90,6 +90,12 @@ def job_fingerprint(cfg: JobConfig, inventory: Inventory, extract: ExtractStage)
 
 def run(cfg: JobConfig) -> JobResult:
     started = time.time()
+    # Ray Data retries reads and file writes on storage errors but not map tasks; our sink writes from a
+    # map task, so give those the same retries (part files are atomic and named by content: no dupes).
+    # Set here, not in init_ray: a caller who started Ray itself (a notebook) gets them too.
+    ctx = ray.data.DataContext.get_current()
+    ctx.retried_map_errors = list(TRANSIENT_ERRORS)
+    ctx.max_map_retries = 3
     cfg, notes = choose_extractor(cfg)
     for note in notes:
         log.warning(note)
@@ -286,7 +292,3 @@ def init_ray(cfg: JobConfig) -> None:
         ray.init(num_cpus=cfg.ray.num_cpus, include_dashboard=False, log_to_driver=True)
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = True
-    # Ray Data retries reads and file writes on storage errors but not map tasks; our sink writes from a
-    # map task, so give those the same retries (part files are atomic and named by content: no dupes).
-    ctx.retried_map_errors = list(TRANSIENT_ERRORS)
-    ctx.max_map_retries = 3

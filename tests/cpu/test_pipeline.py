@@ -77,7 +77,11 @@ def test_rules_end_to_end_local(ray_local, tmp_path):
     rows = make_rows(3000)
     write_parquet(inp / "a.parquet", rows[:1500])
     write_parquet(inp / "b.parquet", rows[1500:])
+    ctx = ray_local.data.DataContext.get_current()
+    ctx.max_map_retries = 0  # Ray started by the caller (this fixture), not by init_ray
     res = score(tmp_path, f"input={inp}")
+    # run() gives the sink's map tasks storage-error retries whoever started Ray
+    assert ctx.max_map_retries == 3 and "AWS Error NETWORK_CONNECTION" in ctx.retried_map_errors
     out = tmp_path / "out"
     m = json.loads((out / "manifest.json").read_text())
     assert m["counts"] == {"input": 3004, "judged": 3000, "rejected": 4}
