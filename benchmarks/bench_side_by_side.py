@@ -19,8 +19,10 @@ fresh process, one after the other (never concurrently):
     the sampling parameters are taken from the job's own config through
     ``processor_config_kwargs(stage_config_from(cfg.xfinder), "cpu")`` and ``sampling_params(...)`` —
     exactly what the job's vLLM stage hands to ray.data.llm (float32 here, eager, prefix caching,
-    max_model_len, VLLM_CPU_KVCACHE_SPACE; VLLM_CPU_NUM_OF_RESERVED_CPU is left at vLLM's default
-    because the stage leaves it so). Greedy, max_tokens N, XFINDER_STOP.
+    max_model_len, VLLM_CPU_KVCACHE_SPACE, VLLM_CPU_NUM_OF_RESERVED_CPU=0 on a node of <= 4 cores).
+    Greedy, max_tokens N, XFINDER_STOP. ``--set KEY=VALUE`` (repeatable) adds a job config override to
+    both b and c, e.g. ``--set xfinder.enforce_eager=false`` (the compiled engine: slower start, faster
+    steady state, as a long CPU run would use; `make bench` keeps the eager default to stay within 20 min).
 (c) our whole job: ``benchmarks/score_child.py configs/local.yaml`` (xfinder_ray.pipeline.run: read ->
     validate -> prompt -> vLLM stage -> parse + judge -> write -> verify + tables -> manifest) on the same
     records written as one Parquet file, extractor xfinder, cache.enabled=false.
@@ -263,6 +265,9 @@ def main() -> int:
     ap.add_argument("--xfinder-dtype", choices=("float32", "auto"), default="float32")
     ap.add_argument("--paths", default="abc", help="which of a, b, c to run (default all)")
     ap.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="job config override (b and c)"
+    )
+    ap.add_argument(
         "--prepare",
         action="store_true",
         help="only install the bench-only xfinder folder and convert SmolLM2 (needs the registry; make bench runs "
@@ -298,7 +303,7 @@ def main() -> int:
         model = str(Path(args.model).resolve())
     records = pick_records(args.records, args.selection)
     n = len(records)
-    overrides = job_overrides(model, args.max_tokens, args.prompt_format)
+    overrides = job_overrides(model, args.max_tokens, args.prompt_format) + args.set
     cfg = load_config(CONFIG, overrides)
     stage_cfg = stage_config_from(cfg.xfinder)
     pkw = processor_config_kwargs(stage_cfg, "cpu")
@@ -418,6 +423,7 @@ def main() -> int:
         "model": model,
         "selection": args.selection,
         "prompt_format": args.prompt_format,
+        "job_overrides": args.set,
         "xfinder_dtype": args.xfinder_dtype,
         "loadavg_before": load,
         "loadavg_after": os.getloadavg(),
@@ -517,6 +523,7 @@ def print_report(args, model: str, records: list[dict], load, res, s, notes) -> 
     print(
         f"\n## Side by side: {n} records, {Path(model).name}, greedy, max_tokens {args.max_tokens}, "
         f"prompts {args.prompt_format}, selection {args.selection} (load average before: {load[0]:.2f})"
+        + (f"; b and c with {' '.join(args.set)}" if args.set else "")
     )
     print(
         "| path | mean prompt tok | mean gen tok | start-up (s) | steady (s) | steady rec/s | steady prompt tok/s "

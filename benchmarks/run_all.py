@@ -2,7 +2,7 @@
 
 Defaults are sized to finish in under 20 minutes on 2 cores (quiet machine); BENCH_FULL=1 runs the
 issue's sizes (1M and 2M records locally, 1M on S3, 64 side-by-side records, 256 records for the ordering)
-and the training-format vLLM stage benchmark too, which takes over an hour here.
+and the training-format vLLM stage and scaling benchmarks too, which takes over an hour here.
 """
 
 import os
@@ -28,6 +28,8 @@ def main() -> int:
             "64" if full else "32",
             "--max-tokens",
             "8",
+            # The job's default (eager) engine. The compiled one (--set xfinder.enforce_eager=false) runs
+            # faster but starts ~2 min later, which would take make bench past 20 minutes (docs/performance.md).
         ],
         # the whole job on per-model files, arrival vs question-grouped reads ("Prefix-cache-aware
         # ordering"). About 8 minutes.
@@ -39,6 +41,8 @@ def main() -> int:
         steps.append(
             [sys.executable, str(ROOT / "bench_vllm_stage.py"), "--records", "64", "--max-tokens", "16"]
         )
+        # cost vs response length, replicas, eager vs compiled engine (docs/performance.md, "Scaling")
+        steps.append([sys.executable, str(ROOT / "bench_scaling.py")])
     for cmd in steps:
         print("+", " ".join(cmd[1:]), flush=True)
         if subprocess.run(cmd).returncode:

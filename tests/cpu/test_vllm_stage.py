@@ -105,6 +105,7 @@ def test_pack_needs_a_prompt_column():
 
 def test_processor_kwargs_cpu(monkeypatch):
     monkeypatch.setattr(vs, "cpu_has_fast_bf16", lambda: False)
+    monkeypatch.setattr(vs, "cpu_cores", lambda: 64)
     cfg = VLLMStageConfig("some/model", concurrency=2, kv_cache_gib=3, env_vars={"A": 1})
     kw = vs.processor_config_kwargs(cfg, "cpu")
     assert kw["concurrency"] == (2, 2)  # an int is a fixed pool (ray.data.llm would read 1..2)
@@ -112,11 +113,30 @@ def test_processor_kwargs_cpu(monkeypatch):
     assert ek["enforce_eager"] is True and ek["enable_prefix_caching"] is True
     assert ek["max_model_len"] == 2048 and ek["dtype"] == "float32"
     assert ek["block_size"] == vs.CPU_BLOCK_SIZE  # small blocks: the prefix cache reuses more of a question
+    assert ek["max_num_batched_tokens"] == vs.CPU_MAX_BATCHED_TOKENS
     assert kw["placement_group_config"]["bundle_per_worker"] == {"CPU": 1.0}
     assert kw["runtime_env"]["env_vars"]["VLLM_CPU_KVCACHE_SPACE"] == "3"
     assert kw["runtime_env"]["env_vars"]["A"] == "1"
+    assert "VLLM_CPU_NUM_OF_RESERVED_CPU" not in kw["runtime_env"]["env_vars"]  # a big node: vLLM's default
     assert kw["chat_template_stage"] is False and kw["should_continue_on_error"] is True
     assert kw["log_engine_metrics"] is False
+
+
+@pytest.mark.parametrize("cores", [1, 2, 4])
+def test_small_cpu_node_computes_on_every_core(monkeypatch, cores):
+    monkeypatch.setattr(vs, "cpu_cores", lambda: cores)
+    env = vs.processor_config_kwargs(VLLMStageConfig("m"), "cpu")["runtime_env"]["env_vars"]
+    assert env["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "0"
+    # the user's setting wins; the GPU path never sets it
+    cfg = VLLMStageConfig("m", env_vars={"VLLM_CPU_NUM_OF_RESERVED_CPU": "1"})
+    assert (
+        vs.processor_config_kwargs(cfg, "cpu")["runtime_env"]["env_vars"]["VLLM_CPU_NUM_OF_RESERVED_CPU"]
+        == "1"
+    )
+    assert (
+        "VLLM_CPU_NUM_OF_RESERVED_CPU"
+        not in vs.processor_config_kwargs(VLLMStageConfig("m"), "gpu")["runtime_env"]["env_vars"]
+    )
 
 
 def test_processor_kwargs_gpu_and_overrides():
@@ -133,6 +153,7 @@ def test_processor_kwargs_gpu_and_overrides():
     assert ek["max_model_len"] == 4096 and ek["enforce_eager"] is False  # engine_kwargs win
     assert ek["tensor_parallel_size"] == 2 and ek["gpu_memory_utilization"] == 0.45
     assert "dtype" not in ek and "VLLM_CPU_KVCACHE_SPACE" not in kw["runtime_env"]["env_vars"]
+    assert "block_size" not in ek and "max_num_batched_tokens" not in ek  # vLLM's GPU defaults
     assert kw["placement_group_config"]["bundle_per_worker"] == {"CPU": 1.0, "GPU": 0.5}
     # And ray.data.llm accepts them.
     from ray.data.llm import vLLMEngineProcessorConfig
