@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_prefix_order import build_records  # noqa: E402
-from bench_side_by_side import ENGINE_READY, job_overrides, run_child  # noqa: E402
+from bench_side_by_side import ENGINE_READY, job_overrides, run_child, score_child_cmd  # noqa: E402
 
 
 def main() -> int:
@@ -83,12 +83,7 @@ def main() -> int:
             )
         for rep in range(args.repeats):
             for name in ["arrival", "grouped"] if rep % 2 == 0 else ["grouped", "arrival"]:
-                cmd = [
-                    sys.executable,
-                    str(ROOT / "benchmarks" / "score_child.py"),
-                    str(ROOT / "configs" / "local.yaml"),
-                    f"input={inp}",
-                    f"output={Path(tmp) / f'out-{name}-{rep}'}",
+                overrides = [
                     *job_overrides(model, args.max_tokens, "training"),
                     f"xfinder.group_by_question={'true' if name == 'grouped' else 'false'}",
                     f"xfinder.engine_kwargs.num_gpu_blocks_override={kv_tokens // block}",
@@ -99,6 +94,7 @@ def main() -> int:
                     # batch does to model files of thousands of rows.
                     f"ray.batch_size={per_model}",
                 ]
+                cmd = score_child_cmd(inp, Path(tmp) / f"out-{name}-{rep}", overrides)
                 print(f"+ {name} (rep {rep}) ...", flush=True)
                 r, wall, lines = run_child(cmd, env, out_dir / f"{name}-{rep}.log")
                 ready = [ts for ts, text in lines if any(mark in text for mark in ENGINE_READY)]

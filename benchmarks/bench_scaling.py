@@ -38,7 +38,14 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_prefix_order import _sentences  # noqa: E402
-from bench_side_by_side import CONFIG, ENGINE_READY, job_overrides, pick_records, run_child  # noqa: E402
+from bench_side_by_side import (  # noqa: E402
+    CONFIG,
+    ENGINE_READY,
+    job_overrides,
+    pick_records,
+    run_child,
+    score_child_cmd,
+)
 
 LAYOUTS = {
     "1 replica, 1 compute core (vLLM's default: one core reserved)": [
@@ -200,12 +207,7 @@ def bench_replicas(args, model: str, env: dict, tmp: Path) -> list[dict]:
     pq.write_table(pa.Table.from_pylist(records), inp)
     rows = []
     for k, (name, extra) in enumerate(LAYOUTS.items()):
-        cmd = [
-            sys.executable,
-            str(ROOT / "benchmarks" / "score_child.py"),
-            str(CONFIG),
-            f"input={inp}",
-            f"output={tmp / f'out-{k}'}",
+        overrides = [
             *job_overrides(model, args.max_tokens, "training"),
             "ray.num_cpus=4",
             # a replica takes up to 8 batches in flight: with fewer than ~16 batches the first engine
@@ -213,6 +215,7 @@ def bench_replicas(args, model: str, env: dict, tmp: Path) -> list[dict]:
             f"xfinder.batch_size={args.job_batch}",
             *extra,
         ]
+        cmd = score_child_cmd(inp, tmp / f"out-{k}", overrides)
         print(f"+ {name} ...", flush=True)
         r, wall, lines = run_child(cmd, env, ROOT / "out" / "scaling" / f"replicas-{k}.log")
         ready = [ts for ts, text in lines if any(mark in text for mark in ENGINE_READY)]

@@ -109,6 +109,18 @@ def job_overrides(model: str, max_tokens: int, prompt_format: str) -> list[str]:
     ]
 
 
+def score_child_cmd(inp: Path, out: Path, overrides: list[str]) -> list[str]:
+    """(c): one scoring job in a fresh process (benchmarks/score_child.py) on configs/local.yaml."""
+    return [
+        sys.executable,
+        str(ROOT / "benchmarks" / "score_child.py"),
+        str(CONFIG),
+        f"input={inp}",
+        f"output={out}",
+        *overrides,
+    ]
+
+
 def render_all(records: list[dict], cfg) -> list[str]:
     from xfinder_ray.prompts import TRAINING_MAX_LENGTH, render_prompt
     from xfinder_ray.records import parse_answer_range
@@ -378,14 +390,7 @@ def main() -> int:
             import pyarrow.parquet as pq
 
             pq.write_table(pa.Table.from_pylist(records), tmp_p / "in.parquet")
-            cmd = [
-                sys.executable,
-                str(ROOT / "benchmarks" / "score_child.py"),
-                str(CONFIG),
-                f"input={tmp_p / 'in.parquet'}",
-                f"output={tmp_p / 'out'}",
-                *overrides,
-            ]
+            cmd = score_child_cmd(tmp_p / "in.parquet", tmp_p / "out", overrides)
             print("+ (c) whole job: score_child.py " + " ".join(cmd[3:]), flush=True)
             r, wall, lines = run_child(cmd, env, out_dir / "c.log")
             ready = next(
