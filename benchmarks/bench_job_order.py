@@ -57,6 +57,7 @@ def main() -> int:
     import pyarrow.parquet as pq
     from transformers import AutoTokenizer
 
+    from xfinder_ray.config import XFinderConfig
     from xfinder_ray.devmodels import ensure_smollm2
     from xfinder_ray.extractors.vllm_stage import CPU_BLOCK_SIZE
     from xfinder_ray.records import FIELDS
@@ -64,8 +65,8 @@ def main() -> int:
 
     model = args.model or str(ensure_smollm2())
     block = args.block_size or CPU_BLOCK_SIZE
-    # 2,048-token max_model_len (the job's default); the engine refuses a cache of exactly one sequence
-    kv_tokens = args.kv_tokens or 2048 + block
+    # the engine refuses a cache of exactly one sequence of the job's max_model_len
+    kv_tokens = args.kv_tokens or XFinderConfig().max_model_len + block
     tok = AutoTokenizer.from_pretrained(model)
     rows, _ = build_records(args.questions, args.long_share, tuple(args.passage_tokens), 0, tok)
     n, per_model = len(rows), len(rows) // len(MODELS)

@@ -41,8 +41,10 @@ from bench_prefix_order import _sentences  # noqa: E402
 from bench_side_by_side import (  # noqa: E402
     CONFIG,
     ENGINE_READY,
+    bare_engine_spec,
     job_overrides,
     pick_records,
+    render_all,
     run_child,
     score_child_cmd,
 )
@@ -60,12 +62,11 @@ LAYOUTS = {
 }
 
 
-def lengthen(text: str, extra_tokens: int, tok, rng: random.Random) -> str:
-    """Prose of about `extra_tokens` tokens inserted before the response's last line."""
+def lengthen(text: str, extra_tokens: int, tok, rng: random.Random, sentences: list[str]) -> str:
+    """Prose of about `extra_tokens` tokens (from `sentences`) inserted before the response's last line."""
     if extra_tokens <= 0:
         return text
     prose, n = [], 0
-    sentences = _sentences()
     while n < extra_tokens:
         s = rng.choice(sentences)
         prose.append(s)
@@ -104,33 +105,16 @@ def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
 
 def bench_lengths(args, model: str, tok, env: dict, tmp: Path) -> list[dict]:
     from xfinder_ray.config import load_config
-    from xfinder_ray.extractors.vllm_stage import processor_config_kwargs, sampling_params, stage_config_from
-    from xfinder_ray.prompts import render_prompt
-    from xfinder_ray.records import parse_answer_range
 
     cfg = load_config(CONFIG, job_overrides(model, args.max_tokens, "training"))
-    stage_cfg = stage_config_from(cfg.xfinder)
-    pkw = processor_config_kwargs(stage_cfg, "cpu")
     records = pick_records(args.records, "spread")
+    sentences = _sentences()
     prompts = {}
     for extra in args.extra_tokens:
         rng = random.Random(extra)
-        prompts[str(extra)] = [
-            render_prompt(
-                r["question"],
-                lengthen(r["llm_output"], extra, tok, rng),
-                parse_answer_range(r["standard_answer_range"], r["key_answer_type"]),
-                max_prompt_tokens=cfg.xfinder.max_model_len - args.max_tokens,
-            ).prompt
-            for r in records
-        ]
-    spec = {
-        "model": model,
-        "engine_kwargs": pkw["engine_kwargs"],
-        "env_vars": pkw["runtime_env"]["env_vars"],
-        "sampling": sampling_params(stage_cfg),
-        "prompts": prompts,
-    }
+        longer = [{**r, "llm_output": lengthen(r["llm_output"], extra, tok, rng, sentences)} for r in records]
+        prompts[str(extra)] = render_all(longer, cfg)
+    spec = {**bare_engine_spec(cfg), "prompts": prompts}
     (tmp / "lengths.json").write_text(json.dumps(spec))
     cmd = [sys.executable, __file__, "--child", str(tmp / "lengths.json")]
     print("+ response lengths ...", flush=True)
@@ -158,10 +142,7 @@ def bench_lengths(args, model: str, tok, env: dict, tmp: Path) -> list[dict]:
 
 def bench_compiled(args, model: str, env: dict, tmp: Path) -> list[dict]:
     """Eager vs compiled engine (enforce_eager): start-up and two passes over the same prompts."""
-    from bench_side_by_side import render_all
-
     from xfinder_ray.config import load_config
-    from xfinder_ray.extractors.vllm_stage import processor_config_kwargs, sampling_params, stage_config_from
 
     records = pick_records(args.compile_records, "grouped")
     rows = []
@@ -173,16 +154,8 @@ def bench_compiled(args, model: str, env: dict, tmp: Path) -> list[dict]:
                 f"xfinder.enforce_eager={str(eager).lower()}",
             ],
         )
-        stage_cfg = stage_config_from(cfg.xfinder)
-        pkw = processor_config_kwargs(stage_cfg, "cpu")
         prompts = render_all(records, cfg)
-        spec = {
-            "model": model,
-            "engine_kwargs": pkw["engine_kwargs"],
-            "env_vars": pkw["runtime_env"]["env_vars"],
-            "sampling": sampling_params(stage_cfg),
-            "prompts": {"pass 1": prompts, "pass 2": prompts},
-        }
+        spec = {**bare_engine_spec(cfg), "prompts": {"pass 1": prompts, "pass 2": prompts}}
         name = "eager" if eager else "compiled"
         (tmp / f"{name}.json").write_text(json.dumps(spec))
         print(f"+ {name} engine ...", flush=True)

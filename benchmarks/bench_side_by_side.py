@@ -121,6 +121,21 @@ def score_child_cmd(inp: Path, out: Path, overrides: list[str]) -> list[str]:
     ]
 
 
+def bare_engine_spec(cfg) -> dict:
+    """What (b) and the other bare-engine benchmarks build vllm.LLM from: the job's own engine kwargs,
+    engine environment and sampling parameters for this config (see the module docstring)."""
+    from xfinder_ray.extractors.vllm_stage import processor_config_kwargs, sampling_params, stage_config_from
+
+    stage_cfg = stage_config_from(cfg.xfinder)
+    pkw = processor_config_kwargs(stage_cfg, "cpu")
+    return {
+        "model": pkw["model_source"],
+        "engine_kwargs": pkw["engine_kwargs"],
+        "env_vars": pkw["runtime_env"]["env_vars"],
+        "sampling": sampling_params(stage_cfg),
+    }
+
+
 def render_all(records: list[dict], cfg) -> list[str]:
     from xfinder_ray.prompts import TRAINING_MAX_LENGTH, render_prompt
     from xfinder_ray.records import parse_answer_range
@@ -305,7 +320,6 @@ def main() -> int:
 
     from xfinder_ray.config import load_config
     from xfinder_ray.devmodels import ensure_smollm2, make_tiny_random_model
-    from xfinder_ray.extractors.vllm_stage import processor_config_kwargs, sampling_params, stage_config_from
 
     if args.model == "smollm2":
         model = str(ensure_smollm2())
@@ -317,8 +331,7 @@ def main() -> int:
     n = len(records)
     overrides = job_overrides(model, args.max_tokens, args.prompt_format) + args.set
     cfg = load_config(CONFIG, overrides)
-    stage_cfg = stage_config_from(cfg.xfinder)
-    pkw = processor_config_kwargs(stage_cfg, "cpu")
+    engine = bare_engine_spec(cfg)
     prompts = render_all(records, cfg)
     tok = AutoTokenizer.from_pretrained(model)
     load = os.getloadavg()
@@ -365,25 +378,15 @@ def main() -> int:
                 r["prompts_byte_identical"] = same
         if "b" in args.paths:
             spec = tmp_p / "b.json"
-            spec.write_text(
-                json.dumps(
-                    {
-                        "model": pkw["model_source"],
-                        "engine_kwargs": pkw["engine_kwargs"],
-                        "env_vars": pkw["runtime_env"]["env_vars"],
-                        "sampling": sampling_params(stage_cfg),
-                        "prompts": prompts,
-                    }
-                )
-            )
-            print(f"+ (b) bare vllm.LLM.generate, engine_kwargs={pkw['engine_kwargs']}", flush=True)
+            spec.write_text(json.dumps({**engine, "prompts": prompts}))
+            print(f"+ (b) bare vllm.LLM.generate, engine_kwargs={engine['engine_kwargs']}", flush=True)
             r, wall, _ = run_child(
                 [sys.executable, __file__, "--child", "b", "--spec", str(spec)], env, out_dir / "b.log"
             )
             r["process_wall_s"] = wall
             r["startup_s"] = wall - r["steady_s"]
-            r["engine_kwargs"] = pkw["engine_kwargs"]
-            r["env_vars"] = {k: v for k, v in pkw["runtime_env"]["env_vars"].items() if k.startswith("VLLM")}
+            r["engine_kwargs"] = engine["engine_kwargs"]
+            r["env_vars"] = {k: v for k, v in engine["env_vars"].items() if k.startswith("VLLM")}
             res["b"] = r
         if "c" in args.paths:
             import pyarrow as pa
