@@ -95,6 +95,15 @@ def cmd_prompt(args: argparse.Namespace) -> RowFn:
 def cmd_extract(args: argparse.Namespace) -> RowFn:
     from xfinder_ray.extractors import get_record_extractor
 
+    if args.extractor == "rules":  # rules also says how sure it is
+        from xfinder_ray.extractors import rules
+
+        def fn(row: dict[str, Any]) -> dict[str, Any]:
+            rec = _valid(row)
+            e = rules.extract_scored(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
+            return {**row, "extracted_answer": e.answer, "confidence": e.confidence}
+
+        return fn
     extract = get_record_extractor(args.extractor)
 
     def fn(row: dict[str, Any]) -> dict[str, Any]:

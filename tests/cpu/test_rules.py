@@ -523,7 +523,7 @@ MORE = [
     ),
     ("math", M, "I cannot provide tutoring. However, 6 * 7 * 2 = 84.", "84"),
     ("math", M, "I'm sorry, but I cannot solve this problem.", NVA),
-    ("math", M, "The answer is seven.", NVA),
+    ("math", M, "The answer is seven.", "7"),
     # loops
     (
         "alphabet_option",

@@ -14,7 +14,7 @@ import pandas as pd
 import ray
 
 from xfinder_ray.config import JobConfig
-from xfinder_ray.extractors import extractor_identity, get_record_extractor
+from xfinder_ray.extractors import extractor_identity, rules
 from xfinder_ray.records import FIELDS, validate
 
 
@@ -28,13 +28,19 @@ class ExtractStage:
 
 
 def rules_batch(batch: pd.DataFrame) -> pd.DataFrame:
-    """Extract valid rows; rows already rejected pass through untouched."""
-    extract = get_record_extractor("rules")
-    outputs = [
-        None if isinstance(reason, str) else extract(validate(row))
-        for row, reason in zip(batch[list(FIELDS)].to_dict("records"), batch["reject_reason"], strict=True)
-    ]
-    return batch.assign(raw_output=outputs, prompt_tokens=None, truncated=False)
+    """Extract valid rows, with each extraction's confidence tier; rejected rows pass through."""
+    outputs: list[str | None] = []
+    tiers: list[str | None] = []
+    for row, reason in zip(batch[list(FIELDS)].to_dict("records"), batch["reject_reason"], strict=True):
+        if isinstance(reason, str):
+            outputs.append(None)
+            tiers.append(None)
+            continue
+        rec = validate(row)
+        e = rules.extract_scored(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
+        outputs.append(e.answer)
+        tiers.append(e.confidence)
+    return batch.assign(raw_output=outputs, confidence=tiers, prompt_tokens=None, truncated=False)
 
 
 def model_is_local(source: str) -> bool:

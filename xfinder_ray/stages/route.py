@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from xfinder_ray.extractors.router import ROUTER_VERSION, strict_answer
+from xfinder_ray.extractors.rules import CERTAIN
 from xfinder_ray.records import FIELDS, validate
 
 ROUTED_BY = f"router:{ROUTER_VERSION}"
@@ -21,4 +22,5 @@ def route_batch(batch: pd.DataFrame) -> pd.DataFrame:
         raw_output=answers,
         routed=[a is not None for a in answers],
         extractor=[ROUTED_BY if a is not None else None for a in answers],
+        confidence=[CERTAIN if a is not None else None for a in answers],
     )

@@ -37,6 +37,7 @@ JUDGMENT_SCHEMA = pa.schema(
         ("judgment", pa.bool_()),
         ("extractor", pa.string()),
         ("comparator", pa.string()),
+        ("confidence", pa.string()),  # rules: certain | likely | unsure; model extractions: null
         ("raw_output", pa.string()),
         ("truncated", pa.bool_()),
         ("prompt_tokens", pa.int64()),

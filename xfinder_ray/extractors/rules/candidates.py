@@ -1,0 +1,244 @@
+"""The answer range as an index (candidates' texts and letters) and candidate mentions in free text."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from xfinder_ray.extractors.rules import patterns as P
+from xfinder_ray.extractors.rules.text import MAX_MENTION_CANDIDATES
+from xfinder_ray.parsing import normalize_text
+from xfinder_ray.records import AnswerRange
+
+ALPHA, MATH = "alphabet_option", "math"
+EDGE = " .,;:!?。，；：！？" + "\"'`“”‘’「」" + "*_"
+
+
+# Case and separators folded without changing the length, so that positions in the folded text are
+# positions in the original: whitespace and the joiners "/", "&", "-" all read as one space each.
+_FOLD = str.maketrans({c: " " for c in "\t\n\r\f\v\u00a0\u2009\u202f/&-"})
+MAX_GAP = 5  # spaces allowed between two words of a candidate ("Sci - Tech", "stay  home")
+
+
+def fold(text: str) -> str:
+    low = text.lower()
+    if len(low) != len(text):  # a few characters lower-case to two ("İ"): keep those as they are
+        low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    return low.translate(_FOLD)
+
+
+def _ascii_alnum(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A candidate's text found in a string (the interface of a regex match that callers use)."""
+
+    begin: int
+    finish: int
+    answer: str
+    text: str
+
+    def start(self) -> int:
+        return self.begin
+
+    def end(self) -> int:
+        return self.finish
+
+    def group(self, _: int = 0) -> str:
+        return self.text[self.begin : self.finish]
+
+
+class CandidateTexts:
+    """Candidate texts matched by plain string search over folded text: built once per answer range
+    in microseconds, where a regex alternation of the texts took milliseconds to compile per range."""
+
+    def __init__(self, forms: list[tuple[str, str]]):
+        # (words, answer), longest first, so "O(n log n)" wins over "O(n)" and "a horse" over "horse".
+        self.forms = sorted(
+            ((fold(f).split(), a) for f, a in forms if fold(f).split()), key=lambda x: -len(" ".join(x[0]))
+        )
+        self.longest = max((len(" ".join(w)) for w, _ in self.forms), default=0)
+
+    def __bool__(self) -> bool:
+        return bool(self.forms)
+
+    @staticmethod
+    def _walk(folded: str, pos: int, words: list[str]) -> int:
+        """End of `words` matched at folded[pos:], or -1."""
+        for n, w in enumerate(words):
+            if n:
+                gap = 0
+                while gap < MAX_GAP and pos < len(folded) and folded[pos] == " ":
+                    pos += 1
+                    gap += 1
+                if gap == 0:
+                    return -1
+            if not folded.startswith(w, pos):
+                return -1
+            pos += len(w)
+        return pos
+
+    def match(self, s: str) -> Hit | None:
+        """The longest candidate text at the start of s, ending at a word boundary."""
+        folded = fold(s[: self.longest * 2 + 8])
+        for words, answer in self.forms:
+            end = self._walk(folded, 0, words)
+            if end >= 0 and not (end < len(s) and _ascii_alnum(s[end])):
+                return Hit(0, end, answer, s)
+        return None
+
+    def finditer(self, text: str, lo: int, hi: int) -> list[Hit]:
+        """Non-overlapping candidate texts in text[lo:hi] between word boundaries, in order."""
+        folded = fold(text[lo:hi])
+        hits: list[tuple[int, int, str]] = []
+        for words, answer in self.forms:
+            first = words[0]
+            k = folded.find(first)
+            while k >= 0:
+                end = self._walk(folded, k, words)
+                if (
+                    end >= 0
+                    and not (k > 0 and _ascii_alnum(text[lo + k - 1]))
+                    and not (end < len(folded) and _ascii_alnum(text[lo + end]))
+                    and not (k == 0 and lo > 0 and _ascii_alnum(text[lo - 1]))
+                ):
+                    hits.append((k, -end, answer))
+                k = folded.find(first, k + 1)
+        hits.sort()
+        out: list[Hit] = []
+        last_end = -1
+        for k, neg_end, answer in hits:
+            if k >= last_end:
+                out.append(Hit(lo + k, lo - neg_end, answer, text))
+                last_end = -neg_end
+        return out
+
+
+@dataclass(frozen=True)
+class Index:
+    kat: str
+    values: tuple[str, ...]  # answers in range order: letters for alphabet_option, else candidates
+    letters: dict[str, str]  # upper-cased letter -> the range's letter (alphabet_option only)
+    by_key: dict[str, str]  # key_of(candidate text) -> answer
+    own_key: dict[str, str]  # answer -> key_of(its text)
+    prefix_re: CandidateTexts | None  # a candidate text at the start of a string, longest first
+    mention_re: CandidateTexts | None  # candidate texts anywhere (those of 3+ characters)
+
+
+_JOINER = re.compile(r"(?<=[^\W\d_])\s{0,2}[/&\-]\s{0,2}(?=[^\W\d_])")
+
+
+def key_of(text: str) -> str:
+    """The lookup form of a candidate: normalize_text, and "Sci/Tech" == "Sci-Tech" == "sci tech"."""
+    return _JOINER.sub(" ", normalize_text(text))
+
+
+def index_for(kat: str, answer_range: AnswerRange) -> Index:
+    if kat == ALPHA:
+        items = tuple((str(letter).strip(), str(text)) for letter, text in answer_range)
+    else:
+        items = tuple((str(c), str(c)) for c in answer_range)
+    return _build_index(kat, items)
+
+
+@lru_cache(maxsize=4096)
+def _build_index(kat: str, items: tuple[tuple[str, str], ...]) -> Index:
+    by_key: dict[str, str] = {}
+    own_key: dict[str, str] = {}
+    aliases: list[tuple[str, str]] = []
+    for answer, text in items:
+        core = " ".join(unicodedata.normalize("NFKC", text).split()).strip(EDGE)
+        key = key_of(core)
+        if not key:
+            continue
+        by_key.setdefault(key, answer)
+        own_key.setdefault(answer, key)
+        aliases.append((core, answer))
+        if kat != ALPHA and core.lower().startswith("to ") and len(core) > 5:
+            # SIQA-style "to stay home" is also answered as "stay home" (and vice versa, in _parse_label).
+            aliases.append((core[3:], answer))
+    for form, answer in aliases:
+        by_key.setdefault(key_of(form), answer)  # exact texts first, so an alias never shadows one
+    prefix = CandidateTexts(aliases)
+    mention = CandidateTexts(
+        [(f, a) for f, a in aliases if len(f) >= 3] if len(items) <= MAX_MENTION_CANDIDATES else []
+    )
+    letters = {a.upper(): a for a, _ in items} if kat == ALPHA else {}
+    return Index(
+        kat,
+        tuple(a for a, _ in items),
+        letters,
+        by_key,
+        own_key,
+        prefix if prefix else None,
+        mention if mention else None,
+    )
+
+
+def lookup(ix: Index, matched: str) -> str | None:
+    return ix.by_key.get(key_of(matched))
+
+
+_LETTER_MENTION = re.compile(
+    r"\((?P<a>[A-Za-z])\)"
+    r"|(?i:\b(?:option|choice|answer|letter))\s{0,3}[(\[]?(?P<b>[A-Z])\b[)\]]?"
+    r"|(?<![A-Za-z0-9'’])(?P<c>[A-Z])(?![A-Za-z0-9'’])"
+)
+_NEXT_WORD = re.compile(r"\s{1,3}([a-z][a-z']{0,20})")
+
+
+def is_article(s: str, end: int) -> bool:
+    """'A'/'I' followed by a lowercase word that is not a verb or conjunction: the article/pronoun."""
+    m = _NEXT_WORD.match(s, end)
+    return bool(m) and m.group(1) not in P.VERBISH
+
+
+def _is_negated(text: str, s: int, e: int) -> bool:
+    before = text[max(0, s - 40) : s]
+    cut = max(before.rfind(ch) for ch in ".!?\n;。")
+    if cut >= 0:
+        before = before[cut + 1 :]
+    return bool(P.NEG_BEFORE.search(before) or P.NEG_AFTER.match(text, e, min(len(text), e + 80)))
+
+
+def mentions(
+    text: str, lo: int, hi: int, ix: Index, bare_letters: bool = True
+) -> list[tuple[int, int, str, bool]]:
+    """Candidate mentions in text[lo:hi]: (start, end, answer, negated), in order. Without
+    `bare_letters`, an option letter counts only decorated: "(B)", "option B"."""
+    found: list[tuple[int, int, str]] = []
+    if ix.mention_re is not None:
+        for m in ix.mention_re.finditer(text, lo, hi):
+            value = m.answer
+            if value is not None:
+                found.append((m.start(), m.end(), value))
+    if ix.kat == ALPHA:
+        spans = [(s, e) for s, e, _ in found]
+        for m in _LETTER_MENTION.finditer(text, lo, hi):
+            raw = m.group("a") or m.group("b") or m.group("c")
+            if raw.upper() not in ix.letters or (m.group("c") and not bare_letters):
+                continue
+            if (
+                m.group("c")
+                and raw in "AI"
+                and (is_article(text, m.end()) or text[m.end() : m.end() + 1] == "'")
+            ):
+                continue
+            if any(s < m.end() and m.start() < e for s, e in spans):
+                continue  # a capital inside an option's own text ("Vitamin C")
+            found.append((m.start(), m.end(), ix.letters[raw.upper()]))
+    found.sort()
+    out: list[tuple[int, int, str, bool]] = []
+    for s, e, v in found:
+        neg = _is_negated(text, s, e)
+        if out and out[-1][2] == v and s - out[-1][1] <= 3 and not text[out[-1][1] : s].strip(" ).:-"):
+            # "(D) a paper straw is incorrect": a letter and its own text are one mention.
+            ps, _, _, pneg = out.pop()
+            out.append((ps, e, v, pneg or neg))
+            continue
+        out.append((s, e, v, neg))
+    return out

@@ -1,0 +1,339 @@
+"""Deciding the commitment: the last claim of the highest tier, corrections, hedging, fallbacks."""
+
+from __future__ import annotations
+
+import re
+
+from xfinder_ray.extractors.rules import patterns as P
+from xfinder_ray.extractors.rules.candidates import ALPHA, EDGE, Index, key_of, mentions
+from xfinder_ray.extractors.rules.claims import Claim, find_claims, parse_claim
+from xfinder_ray.extractors.rules.text import (
+    MAX_CLAIMS_PARSED,
+    MAX_QUESTION,
+    MENTION_WINDOW,
+    VALUE_WINDOW,
+    truncated,
+)
+from xfinder_ray.extractors.rules.values import (
+    AMBIG,
+    MATH_TOKEN,
+    NUM,
+    OK,
+    OUT,
+    clean_math,
+    looks_math,
+    parse_choice,
+    parse_math,
+)
+from xfinder_ray.parsing import normalize_text
+from xfinder_ray.records import NO_VALID_ANSWER
+
+# Confidence tiers of an extraction (see the package docstring).
+CERTAIN, LIKELY, UNSURE = "certain", "likely", "unsure"
+
+
+def _cut_continuation(
+    text: str, claims: list[Claim], question: str, ix: Index | None
+) -> tuple[str, list[Claim]]:
+    """Cut a hallucinated continuation: a new "Question: ..." turn after the response has answered."""
+    if not P.TURN_HEADER.search(text):
+        return text, claims
+    first_ok = None
+    for c in claims[:MAX_CLAIMS_PARSED]:
+        parse_claim(text, c, ix, question)
+        if c.status == OK and c.tier >= P.WEAK:
+            first_ok = c
+            break
+    qn = normalize_text(question[:MAX_QUESTION])
+    for n, h in enumerate(P.TURN_HEADER.finditer(text)):
+        # A bare answer ("A", "84") and then a new turn: the answer is everything before that turn.
+        if n >= 200 or (first_ok is not None and h.start() >= first_ok.start):
+            break
+        head = text[: h.start()].strip()
+        if not head:
+            continue
+        if len(head) <= 200 and "\n" not in head:
+            parsed = parse_math(head, question) if ix is None else parse_choice(head, ix)
+            if parsed[0] == OK and not parsed[2].strip(EDGE + "()[]"):
+                return text[: h.start()], [c for c in claims if c.start < h.start()]
+        break
+    if first_ok is None:
+        return text, claims
+    for n, h in enumerate(P.TURN_HEADER.finditer(text, first_ok.pos)):
+        if n >= 200:
+            break
+        nl = text.find("\n", h.end(), h.end() + 200)
+        snippet = normalize_text(text[h.end() : nl if nl >= 0 else h.end() + 80])
+        if len(snippet) >= 8 and snippet in qn:
+            continue  # the response quoting the actual question
+        cut = h.start()
+        kept = []
+        for c in claims:
+            if c.start < cut:
+                if c.pos + VALUE_WINDOW > cut:
+                    c.status = ""  # re-parse against the cut text
+                kept.append(c)
+        return text[:cut], kept
+    return text, claims
+
+
+def _norm_value(v: str) -> str:
+    return v.replace(",", "").replace(" ", "").removesuffix(".0")
+
+
+def _fluctuates(text: str, start: int, chosen: str | None, ix: Index | None, committed: bool) -> bool:
+    """Hedging between two or more answers after `start` ("it could be B, but it could also be C")."""
+    region_end = min(len(text), start + MENTION_WINDOW)
+    hedged = P.HEDGE.search(text, start, region_end) or (
+        not committed and P.HEDGE_QUESTION.search(text, start, region_end)
+    )
+    if not hedged:
+        return False
+    values: set[str] = set()
+    if chosen is not None:
+        values.add(_norm_value(chosen) if ix is None else chosen)
+    if ix is None:
+        # Math: the numbers in the hedging sentences.
+        for sent in P.SENT_SPLIT.split(text[start:region_end]):
+            if P.HEDGE.search(sent) or (not committed and P.HEDGE_QUESTION.search(sent)):
+                values.update(_norm_value(n) for n in NUM.findall(sent))
+    else:
+        values.update(v for _, _, v, neg in mentions(text, start, region_end, ix) if not neg)
+    return len(values) >= 2
+
+
+_BULLET = re.compile(r"^[\s>*\-•·#]{0,8}(?:\d{1,2}[.)]\s{1,3})?")
+
+
+def _after_refusal(text: str) -> int:
+    """Where the text after the last refusal sentence starts (0 without one; len(text): nothing after)."""
+    lo = max(0, len(text) - MENTION_WINDOW)
+    last = None
+    for n, m in enumerate(P.REFUSAL.finditer(text, lo)):
+        if n >= 100:
+            break
+        last = m
+    if last is None:
+        return 0
+    ends = [k for k in (text.find(ch, last.end()) for ch in ".!?\n。") if k >= 0]
+    end = min(ends) + 1 if ends else len(text)
+    # "As an AI, I have no feelings, but the review is positive": the same sentence goes on.
+    turn = re.search(r"\b(?:but|however|that said|nonetheless)\b", text[last.end() : end], re.I)
+    if turn:
+        return last.end() + turn.end()
+    return end if text[end:].strip() else len(text)
+
+
+def _fallback_choice(text: str, question: str, ix: Index) -> str:
+    stripped = text.strip()
+    # The whole response is the answer: "Sports.", "(C)", "B. α2γ2", "begins whisking them ...".
+    if "\n" not in stripped and len(stripped) <= 300:
+        status, value, rest = parse_choice(stripped, ix)
+        after = rest.lstrip(" \t")
+        # "Paris." / "Paris, because ..." answer; "A wooden spoon is a poor conductor" only mentions.
+        if (
+            status == OK
+            and (not after or after[0] in ".,;:!?)]-–—\"'”’(")
+            and (not rest.strip(EDGE + "()[]") or not truncated(text))
+        ):
+            return value
+    if ix.kat != ALPHA:
+        # A verdict that opens the response stands even when the explanation after it is cut off:
+        # "No, the Pacific is not the largest ocean. The Pacific Ocean is the second".
+        status, value, rest = parse_choice(stripped[:300], ix)
+        if status == OK and rest[:1] in (",", ".", "!", ";", ":", "\n"):
+            return value
+    if truncated(text):
+        return NO_VALID_ANSWER
+    # After a refusal ("As an AI, I have no feelings, but ..."), only what follows it can answer.
+    lo = _after_refusal(text)
+    if lo >= len(text):
+        return NO_VALID_ANSWER
+    # Lines that are nothing but an answer ("A) grateful"); several different ones list the options.
+    lines_vals: set[str] = set()
+    for n, line in enumerate(text[lo:].strip().split("\n")):
+        if n >= 400:
+            break
+        line = line[:300]
+        body = line[_BULLET.match(line).end() :].strip()
+        if not body:
+            continue
+        status, value, rest = parse_choice(body, ix)
+        if status == OK and not rest.strip(EDGE + "()[]"):
+            lines_vals.add(value)
+    if len(lines_vals) == 1:
+        return lines_vals.pop()
+    if len(lines_vals) > 1:
+        return NO_VALID_ANSWER
+    # The one candidate mentioned without negation ("Not lungs. gills."), if there is exactly one.
+    lo = max(lo, len(text) - MENTION_WINDOW)
+    qn = normalize_text(question[:MAX_QUESTION])
+    values = set()
+    # Bare capitals do not count in longer text: outside an answer construction they are variables,
+    # pronouns and list markers ("$G$ is the gravitational constant", "I cannot", "a) The sense strand").
+    short = len(stripped) <= 200  # "I think B." -- a one-liner has no room for variables
+    for s, e, v, neg in mentions(text, lo, len(text), ix, bare_letters=short):
+        if neg:
+            continue
+        ls, le = text.rfind("\n", 0, s) + 1, text.find("\n", e)
+        line = normalize_text(text[ls : le if le >= 0 else len(text)])
+        if len(line) >= 20 and line in qn:
+            continue  # a line quoting the question (its list of options)
+        values.add(v)
+    if len(values) == 1:
+        return values.pop()
+    return NO_VALID_ANSWER
+
+
+def _fallback_math(text: str, question: str) -> str:
+    stripped = text.strip()
+    if "\n" not in stripped and len(stripped) <= 200:
+        status, value, rest = parse_math(stripped, question)
+        if status == OK and not rest.strip(EDGE):
+            return value
+    if truncated(text):
+        return NO_VALID_ANSWER
+    lo = _after_refusal(text)
+    if lo >= len(text):
+        return NO_VALID_ANSWER
+    stripped = text[lo:].strip()
+    # The last line with a number: its value after a label ("In total: 15,000 bottles"), after the
+    # last "=", or its last number.
+    lines = stripped[-MENTION_WINDOW:].split("\n")
+    for line in reversed(lines[-50:]):
+        if not any(ch.isdigit() for ch in line):
+            continue
+        line = line.strip()
+        for sep in (":", "="):
+            k = line.rfind(sep)
+            if k >= 0 and any(ch.isdigit() for ch in line[k + 1 :]):
+                status, value, _ = parse_math(line[k + 1 :], question)
+                if status == OK:
+                    return value
+        # "... = 72 clips in 2 months": the result of the last "=", else the line's last number.
+        k = line.rfind("=")
+        first_after = MATH_TOKEN.search(line, k + 1) if k >= 0 else None
+        tokens = [first_after] if first_after else list(MATH_TOKEN.finditer(line))
+        if tokens and not first_after:
+            # Without "=", only a number that ends the line ("... is 150 students.") is a result;
+            # an exponent or index in the middle of a formula ("a^2 - b^2") is not.
+            last = tokens[-1]
+            if line[max(0, last.start() - 1) : last.start()] in ("^", "_"):
+                break
+        if tokens:
+            value = clean_math(tokens[-1].group(0), question)
+            if looks_math(value):
+                return value
+        break
+    return NO_VALID_ANSWER
+
+
+def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str]:
+    """The key answer the prose `text` commits to and how sure that is (LIKELY or UNSURE).
+
+    The last claim of the highest tier wins; a later ambiguous or out-of-range claim, a retraction
+    or hedging withdraws it; without any claim, the fallbacks read a bare or lone answer.
+    """
+    claims = find_claims(text, math=ix is None)
+    text, claims = _cut_continuation(text, claims, question, ix)
+
+    chosen: Claim | None = None
+    bad_after = False  # an "X or Y" or out-of-range answer after the chosen one
+    weak_after: Claim | None = None
+    best_weak: Claim | None = None
+    best_initial: Claim | None = None
+    for n, c in enumerate(reversed(claims)):
+        if n >= MAX_CLAIMS_PARSED:
+            break
+        parse_claim(text, c, ix, question)
+        if c.status == OK and c.tier >= P.NORMAL:
+            chosen = c
+            break
+        if c.tier >= P.NORMAL and (c.status == AMBIG or (c.status == OUT and c.counts_out)):
+            bad_after = True
+        if c.status == OK and c.tier == P.WEAK and best_weak is None:
+            best_weak = weak_after = c
+        if c.status == OK and c.tier == P.INITIAL and best_initial is None:
+            best_initial = c
+    if bad_after:
+        return NO_VALID_ANSWER, UNSURE
+    if chosen is not None and weak_after is not None:
+        # A weaker claim after a correction marker replaces the earlier answer.
+        if P.CORRECTION.search(text, chosen.pos, weak_after.start):
+            chosen = weak_after
+    if chosen is None:
+        if best_weak is not None:
+            chosen = best_weak
+        elif best_initial is not None:
+            # "My first answer was 11, but let me check..." and then nothing: withdrawn.
+            if truncated(text) or P.CORRECTION.search(text, best_initial.pos):
+                return NO_VALID_ANSWER, UNSURE
+            chosen = best_initial
+    if chosen is not None:
+        retraction = None
+        for n, r in enumerate(P.RETRACTION.finditer(text, chosen.pos, chosen.pos + MENTION_WINDOW)):
+            if n >= 50:
+                break
+            retraction = r
+        if retraction is not None:
+            # "The answer is 78. Wait, I made an error. ... 3 * 32 = 96 miles." The withdrawn answer
+            # is replaced by what follows, or by nothing.
+            rest = text[retraction.end() :]
+            answer = _fallback_math(rest, question) if ix is None else _fallback_choice(rest, question, ix)
+            return answer, UNSURE
+        if _fluctuates(text, chosen.start, chosen.value, ix, committed=True):
+            return NO_VALID_ANSWER, UNSURE
+        return chosen.value, (LIKELY if chosen.tier >= P.NORMAL else UNSURE)
+    answer = _fallback_math(text, question) if ix is None else _fallback_choice(text, question, ix)
+    if answer != NO_VALID_ANSWER and _fluctuates(
+        text, max(0, len(text) - MENTION_WINDOW), answer, ix, committed=False
+    ):
+        return NO_VALID_ANSWER, UNSURE
+    return answer, UNSURE
+
+
+# ---------------------------------------------------------------------------------------------
+# The restricted prose formats the `certain` tier accepts: the whole last line is one claim, and
+# nothing else in the text claims an answer ("The answer is (B).", "Answer: B", "#### 42").
+
+MAX_RESTRICTED = 20_000
+_R_LEAD = r"(?:(?:so|thus|therefore|hence),?\s{1,3})?(?:the\s{1,3})?(?:final\s{1,3}|correct\s{1,3})?"
+_R_CLAIM = re.compile(
+    rf"^{_R_LEAD}answer\s{{0,3}}(?:is\s{{0,3}}:?|:)\s{{0,3}}(?P<v>.{{1,200}}?)\s{{0,3}}\.?$", re.I
+)
+_R_HASHES = re.compile(r"^####\s{0,3}(?P<v>.{1,60}?)\s{0,3}$")
+_R_ANY_CLAIM = re.compile(r"answer\s{0,3}(?:is|:)|####", re.I)
+_R_ANY_BOXED = re.compile(r"\\(?:boxed|fbox)")
+_R_LETTER = re.compile(r"^\(?(?P<l>[A-Z])\)?(?:[.:]\s{0,3}(?P<t>.{1,150}))?$")
+_R_NUMBER = re.compile(r"^-?\d{1,15}(?:\.\d{1,10})?$")
+_R_BOXED = re.compile(r"^\$?\\boxed\{(?P<v>[^{}]{1,60})\}\$?$")
+_R_DECOR = re.compile(r"^[*_`\"'“”]+|[*_`\"'“”]+$")
+
+
+def restricted_answer(text: str, kat: str, ix: Index | None) -> str | None:
+    """The answer when the response is in a restricted format beyond doubt, else None."""
+    if not text or len(text) > MAX_RESTRICTED or len(_R_ANY_CLAIM.findall(text)) != 1:
+        return None
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    line = _R_DECOR.sub("", lines[-1]).strip() if lines else ""
+    boxes = len(_R_ANY_BOXED.findall(text))
+    if boxes > 1 or (boxes == 1 and not _R_ANY_BOXED.search(line)):
+        return None
+    m = _R_CLAIM.match(line) or _R_HASHES.match(line)
+    if not m:
+        return None
+    value = _R_DECOR.sub("", m.group("v")).strip()
+    if ix is None:
+        boxed = _R_BOXED.match(value)
+        value = boxed.group("v").strip() if boxed else value.strip("$ ")
+        return value if _R_NUMBER.match(value) else None
+    if kat == "alphabet_option":
+        lm = _R_LETTER.match(value)
+        if not lm or lm.group("l") not in ix.letters:
+            return None
+        letter = ix.letters[lm.group("l")]
+        if lm.group("t") is not None and key_of(lm.group("t")) != ix.own_key.get(letter):
+            return None
+        return letter
+    hits = [a for a in ix.values if key_of(a) == key_of(value.strip(" ."))]
+    return hits[0] if len(hits) == 1 else None

@@ -1,0 +1,187 @@
+"""Structured answers: the `"answer": ...` fields of the JSON objects a prompt asked for.
+
+Real responses break JSON in every way (raw line breaks and LaTeX backslashes inside strings,
+comments, unclosed objects, prose around or between several blocks), so fields are found by a
+lenient scan rather than a JSON parser, and a strict parse is only tried to tell a response that is
+exactly the requested object (the `certain` tier).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from xfinder_ray.extractors.rules import patterns as P
+
+MAX_FIELDS = 50  # answer fields read per response (loops repeat the block hundreds of times)
+MAX_VALUE = 2_000  # characters a quoted value may span before it counts as unclosed
+MAX_STRICT = 20_000  # longer responses are never tried with the strict JSON parser
+
+# "answer": / 'answer': / "final_answer": -- a key, not the word in prose.
+_KEY = re.compile(r"""\\?["'](?:final[ _]?)?answer\\?["']\s{0,3}:\s{0,3}""", re.I)
+# An object the prompt asked for, opened: `{ "reasoning": ...`.
+_OBJECT_START = re.compile(r"""\{\s{0,20}["'][A-Za-z_ ]{1,30}["']\s{0,3}:""")
+_OBJECT_CLOSE = re.compile(r"""["']\s{0,20}\}""")
+_BARE_END = re.compile(r"[,}\]\n]|//")
+_UNESCAPE = {'"': '"', "\\": "\\", "/": "/"}
+_FENCE = re.compile(r"^```(?:json|JSON)?\s{0,3}\n?|\n?```$")
+
+
+@dataclass(frozen=True)
+class Field:
+    start: int  # where the key starts
+    end: int  # where the value ends
+    value: str | None  # the decoded value; None for null
+    closed: bool  # a complete JSON value: a closed string, null, a number
+
+
+def _unescape(raw: str) -> str:
+    # JSON escapes the models use on purpose; "\frac" or "\n" before a letter is LaTeX, kept as written.
+    if "\\" not in raw:
+        return raw
+    out: list[str] = []
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw):
+            nxt = raw[i + 1]
+            if nxt in _UNESCAPE:
+                out.append(_UNESCAPE[nxt])
+                i += 2
+                continue
+            if nxt in "nt" and (i + 2 >= len(raw) or not raw[i + 2].isalpha()):
+                out.append(" ")
+                i += 2
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _quoted(text: str, pos: int) -> tuple[str, int, bool]:
+    """The string value whose opening quote is at pos: (raw content, end, closed)."""
+    quote = text[pos]
+    i = pos + 1
+    limit = min(len(text), pos + 1 + MAX_VALUE)
+    while i < limit:
+        j = text.find(quote, i, limit)
+        if j < 0:
+            break
+        backslashes = 0
+        while text[j - 1 - backslashes] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return text[pos + 1 : j], j + 1, True
+        i = j + 1
+    nl = text.find("\n", pos + 1, limit)
+    end = nl if nl >= 0 else limit
+    return text[pos + 1 : end], end, False
+
+
+def _inner_json_value(value: str) -> str:
+    """A value that is itself a JSON object ("{"change": "5.00"}"): its last string or number."""
+    found = re.findall(r""":\s{0,3}(?:"([^"\n]{0,200})"|(-?[\d.,]{1,30}))""", value[:1000])
+    if not found:
+        return value
+    s, n = found[-1]
+    return s or n
+
+
+def find_fields(text: str) -> list[Field]:
+    """Every answer field in text, in order (at most MAX_FIELDS)."""
+    if "nswer" not in text and "NSWER" not in text:
+        return []
+    fields: list[Field] = []
+    for m in _KEY.finditer(text):
+        if len(fields) >= MAX_FIELDS:
+            break
+        pos = m.end()
+        if pos >= len(text):
+            fields.append(Field(m.start(), pos, "", False))
+            continue
+        ch = text[pos]
+        if text.startswith('\\"', pos):  # a field quoted inside a string: \"answer\": \"220\"
+            j = text.find('\\"', pos + 2, pos + 2 + MAX_VALUE)
+            closed = j >= 0
+            end = j + 2 if closed else min(len(text), pos + 2 + MAX_VALUE)
+            value = _unescape(text[pos + 2 : j if closed else end])
+        elif ch in "\"'`":
+            raw, end, closed = _quoted(text, pos)
+            value: str | None = _unescape(raw)
+            if value.lstrip().startswith("{") and '":' in value:
+                value = _inner_json_value(value)
+        elif ch in "{[":  # an object or a list: several answers, or none that resolves
+            end = min(len(text), pos + 300)
+            value, closed = text[pos:end], False
+        elif text.startswith(("null", "None", "undefined"), pos):
+            value, end, closed = None, pos + 4, True
+        else:
+            b = _BARE_END.search(text, pos, pos + 300)
+            end = b.start() if b else min(len(text), pos + 300)
+            value = text[pos:end].strip()
+            closed = bool(re.fullmatch(r"-?\d+(?:\.\d+)?", value))
+        fields.append(Field(m.start(), end, value, closed))
+    return fields
+
+
+def block_end(text: str, field: Field) -> int:
+    """Where the JSON object holding `field` ends: after its closing brace and code fence, if any."""
+    k = text.find("}", field.end, field.end + 400)
+    if k < 0:
+        return field.end
+    k += 1
+    m = re.compile(r"\s{0,8}```").match(text, k)
+    return m.end() if m else k
+
+
+def keep_answered_question(text: str, fields: list[Field]) -> list[Field]:
+    """Drop the fields of questions the model invented after answering the one it was asked."""
+    if len(fields) < 2:
+        return fields
+    first_end = block_end(text, fields[0])
+    header = P.TURN_HEADER.search(text, first_end)
+    if header is None:
+        return fields
+    return [f for f in fields if f.start < header.start()]
+
+
+def is_strict_object(text: str) -> bool:
+    """The whole response is one JSON object (optionally in a ```json fence) a strict parser accepts."""
+    t = text.strip()
+    if len(t) > MAX_STRICT or not (t.startswith("{") or t.startswith("```")):
+        return False
+    t = _FENCE.sub("", t).strip()
+    if not (t.startswith("{") and t.endswith("}")):
+        return False
+    try:
+        return isinstance(json.loads(t), dict)
+    except ValueError:
+        return False
+
+
+# Values that stand for no answer: the prompt's placeholder copied, an empty string, "N/A".
+PLACEHOLDER = re.compile(
+    r"^(?:|_+|\.{2,}|…|-+|\?+|x+|n/?a|none|null|nil|tbd|unknown|undefined|not\s{1,3}applicable\b.*"
+    r"|<[^<>]{0,40}>|\[[^\[\]]{0,40}\]|\{[^{}]{0,40}\}|your\s{1,3}answer.*|answer\s{1,3}here|insert.*"
+    r"|no\s{1,3}(?:valid\s{1,3}|correct\s{1,3})?(?:answer|option|choice)\b.*"
+    r"|none\s{1,3}of\s{1,3}(?:the\s{1,3})?(?:above|options|choices|these|them|given)\b.*"
+    r"|\(?none\s{1,3}of\s{1,3}the\s{1,3}above.*|cannot\s{1,3}be\s{1,3}determined.*|indeterminate)$",
+    re.I | re.S,
+)
+
+
+def is_placeholder(value: str | None) -> bool:
+    if value is None:
+        return True
+    v = value.strip().strip("\"'`*_ .").strip()
+    return len(v) <= 200 and bool(PLACEHOLDER.match(v))
+
+
+def unanswered_object(text: str) -> int:
+    """Where an opened JSON object starts that never closes (the response was cut off inside it,
+    before any answer field), or -1."""
+    m = _OBJECT_START.search(text, 0, 20_000)
+    if m is None or _OBJECT_CLOSE.search(text, m.end()):
+        return -1
+    return m.start()
