@@ -18,14 +18,12 @@ MAX_FIELDS = 50  # answer fields read per response (loops repeat the block hundr
 MAX_VALUE = 2_000  # characters a quoted value may span before it counts as unclosed
 MAX_STRICT = 20_000  # longer responses are never tried with the strict JSON parser
 
-# "answer": / 'answer': / "final_answer": -- a key, not the word in prose.
-_KEY = re.compile(r"""\\?["'](?:final[ _]?)?answer\\?["']\s{0,3}:\s{0,3}""", re.I)
 # An object the prompt asked for, opened: `{ "reasoning": ...`.
 _OBJECT_START = re.compile(r"""\{\s{0,20}["'][A-Za-z_ ]{1,30}["']\s{0,3}:""")
 _OBJECT_CLOSE = re.compile(r"""["']\s{0,20}\}""")
 _BARE_END = re.compile(r"[,}\]\n]|//")
+_HEX4 = re.compile(r"[0-9A-Fa-f]{4}")
 _UNESCAPE = {'"': '"', "\\": "\\", "/": "/"}
-_FENCE = re.compile(r"^```(?:json|JSON)?\s{0,3}\n?|\n?```$")
 
 
 @dataclass(frozen=True)
@@ -49,6 +47,10 @@ def _unescape(raw: str) -> str:
             if nxt in _UNESCAPE:
                 out.append(_UNESCAPE[nxt])
                 i += 2
+                continue
+            if nxt == "u" and _HEX4.fullmatch(raw, i + 2, i + 6):  # "1994 \\u221A2" is "1994 √2"
+                out.append(chr(int(raw[i + 2 : i + 6], 16)))
+                i += 6
                 continue
             if nxt in "nt" and (i + 2 >= len(raw) or not raw[i + 2].isalpha()):
                 out.append(" ")
@@ -90,15 +92,13 @@ def _inner_json_value(value: str) -> str:
 
 def find_fields(text: str) -> list[Field]:
     """Every answer field in text, in order (at most MAX_FIELDS)."""
-    if "nswer" not in text and "NSWER" not in text:
-        return []
+    low = text.lower()
     fields: list[Field] = []
-    for m in _KEY.finditer(text):
+    for key_start, pos in _keys(low):
         if len(fields) >= MAX_FIELDS:
             break
-        pos = m.end()
         if pos >= len(text):
-            fields.append(Field(m.start(), pos, "", False))
+            fields.append(Field(key_start, pos, "", False))
             continue
         ch = text[pos]
         if text.startswith('\\"', pos):  # a field quoted inside a string: \"answer\": \"220\"
@@ -121,8 +121,42 @@ def find_fields(text: str) -> list[Field]:
             end = b.start() if b else min(len(text), pos + 300)
             value = text[pos:end].strip()
             closed = bool(re.fullmatch(r"-?\d+(?:\.\d+)?", value))
-        fields.append(Field(m.start(), end, value, closed))
+        fields.append(Field(key_start, end, value, closed))
     return fields
+
+
+def _keys(low: str):
+    """(start, value start) of each `"answer":` key in the lower-cased text: `'answer':`,
+    `"final_answer":` and `\\"answer\\":` (a field quoted inside a string) too -- a key, not the word
+    in prose. Plain string search: this runs on every record."""
+    k = low.find("answer")
+    while k >= 0:
+        end = k + 6
+        if low.startswith("\\", end):
+            end += 1
+        if end < len(low) and low[end] in "\"'":
+            start = k
+            for prefix in ("final_", "final ", "final"):
+                if low.startswith(prefix, k - len(prefix)):
+                    start = k - len(prefix)
+                    break
+            if start > 0 and low[start - 1] in "\"'":
+                start -= 1
+                if start > 0 and low[start - 1] == "\\":
+                    start -= 1
+                pos = end + 1
+                spaces = 0
+                while spaces < 3 and pos < len(low) and low[pos] in " \t":
+                    pos += 1
+                    spaces += 1
+                if pos < len(low) and low[pos] == ":":
+                    pos += 1
+                    spaces = 0
+                    while spaces < 3 and pos < len(low) and low[pos] in " \t\n":
+                        pos += 1
+                        spaces += 1
+                    yield start, pos
+        k = low.find("answer", k + 6)
 
 
 def block_end(text: str, field: Field) -> int:
@@ -151,7 +185,11 @@ def is_strict_object(text: str) -> bool:
     t = text.strip()
     if len(t) > MAX_STRICT or not (t.startswith("{") or t.startswith("```")):
         return False
-    t = _FENCE.sub("", t).strip()
+    if t.startswith("```"):
+        t = t[t.find("\n") + 1 :] if "\n" in t else ""
+    if t.endswith("```"):
+        t = t[:-3]
+    t = t.strip()
     if not (t.startswith("{") and t.endswith("}")):
         return False
     try:

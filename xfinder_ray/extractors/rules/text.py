@@ -42,12 +42,15 @@ def prepare(llm_output: object, kat: str) -> str:
     if kat != MATH:
         # Full-width letters and punctuation ("Ｂ", "（B）", "：") read as their ASCII forms.
         text = unicodedata.normalize("NFKC", text)
-    else:
+    elif "<<" in text:
         # GSM8K calculator annotations repeat the step's result: "60*1.25=<<60*1.25=75>>75".
         text = _CALCULATOR.sub("", text)
     # An answer trigger the prompt appended states the format, not an answer: "Therefore, the answer
     # (Yes or No) is", "the answer (arabic numerals) is", "among A through E, the answer is".
-    return _TRIGGER_FORMAT.sub("", text)
+    low = text.lower()
+    if "answer (" in low or "answer(" in low or "among " in low:
+        text = _TRIGGER_FORMAT.sub("", text)
+    return text
 
 
 _TEXT_CLAIM = re.compile(r"\\text(?:bf)?\{([^{}]{0,60}\b(?:answer|option|choice)\b[^{}]{0,40})\}", re.I)

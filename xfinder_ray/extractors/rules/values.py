@@ -242,7 +242,7 @@ _MATH_FILLER = re.compile(
     re.I,
 )
 _MATH_END = re.compile(
-    r"\n|。|；|;|!(?=\s|$)|\?(?=\s|$)|\.(?=\s|$)|,\s{0,3}(?=[A-Za-z]{2,})"
+    r"\n|。|；|;|(?<!\d)!(?=\s|$)|\?(?=\s|$)|\.(?=\s|$)|,\s{0,3}(?=[A-Za-z]{2,})"
     r"|\s(?:because|since|as|which|so|but|if|when|where|for|from|by|after|meaning|per|i\.e\.|"
     r"and\s(?:so|thus|hence|therefore|the|that|this|it|we|I))\b|\s(?:≈|\\approx)|\s\((?=\s{0,2}[=≈]|[A-Za-z]{2,})",
     re.I,
@@ -253,7 +253,7 @@ _TRAIL_UNIT_CMD = re.compile(
 )
 _VAR_EQ = re.compile(r"^([A-Za-z](?:_\{?\w{1,3}\}?)?)\s{0,3}=\s{0,3}(.+)$", re.S)
 _ARITHMETIC = re.compile(
-    r"[\d\s.,+\-−*/×÷^()]{1,200}|[\d\s.,+\-−*/×÷^(){}]*(?:\\(?:times|cdot|div|frac)[\d\s.,+\-−*/×÷^(){}]*){1,20}"
+    r"[\d\s.,+\-−*/×÷^()!]{1,200}|[\d\s.,+\-−*/×÷^(){}!]*(?:\\(?:times|cdot|div|frac)[\d\s.,+\-−*/×÷^(){}!]*){1,20}"
 )
 _EQUATION_ASKED = re.compile(r"\b(?:equation|line|plane|circle|parabola|curve|ellipse|hyperbola)\b", re.I)
 _NUM_UNITS = re.compile(
@@ -433,8 +433,11 @@ def _number_words(value: str) -> str | None:
 # Structured values: the content of a JSON answer field is the answer as a whole.
 
 _BARE_CAPITAL = re.compile(r"(?<![A-Za-z0-9'’])([A-Z])(?![A-Za-z0-9'’])")
-_LAST_RESULT = re.compile(r"(?:≈|\\approx|=)\s{0,3}([-+−]?\$?\d[\d,]*(?:\.\d+)?%?)\s{0,3}\.?$")
+_LAST_RESULT = re.compile(
+    r"(?:≈|\\approx|=)\s{0,3}([-+−]?\$?\d[\d,]*(?:\.\d+)?%?)(?:\s{1,3}[A-Za-z]{1,15}){0,3}\s{0,3}\.?$"
+)
 MAX_FIELD_VALUE = 600
+_PLAIN_NUMBER = re.compile(r"-?\d{1,15}(?:\.\d{1,10})?")
 
 
 def _other_letter(rest: str, ix: Index, answer: str) -> bool:
@@ -455,6 +458,14 @@ def resolve_value(value: str | None, question: str, ix: Index | None) -> tuple[s
     if value is None:
         return "none", NO_VALID_ANSWER
     v = " ".join(value.split())[:MAX_FIELD_VALUE].strip().strip("*_`\"'").strip()
+    # The common clean values first: "C", "(C)", "42" (most requested-format answers are these).
+    if ix is None:
+        if _PLAIN_NUMBER.fullmatch(v):
+            return "ok", v
+    elif ix.kat == ALPHA:
+        letter = v[1:-1] if len(v) == 3 and v[0] == "(" and v[2] == ")" else v
+        if len(letter) == 1 and letter.upper() in ix.letters:
+            return "ok", ix.letters[letter.upper()]
     if v.startswith("{"):
         return "junk", NO_VALID_ANSWER
     if ix is None:
