@@ -124,6 +124,18 @@ def _after_refusal(text: str) -> int:
     return end if text[end:].strip() else len(text)
 
 
+def _list_marker(after: str, value: str, ix: Index) -> bool:
+    """ "a) The sense strand is read 5' to 3'...": a letter that opens a sentence other than its
+    option's text marks a list item; "A) Paris" and "B, because ..." answer."""
+    if ix.kat != ALPHA or not after.startswith((")", ".")):
+        return False
+    body = after[1:].strip()
+    if len(body.split()) <= 4:
+        return False
+    m = ix.prefix_re.match(body) if ix.prefix_re is not None else None
+    return not (m and m.answer == value)
+
+
 def _fallback_choice(text: str, question: str, ix: Index) -> str:
     stripped = text.strip()
     # The whole response is the answer: "Sports.", "(C)", "B. α2γ2", "begins whisking them ...".
@@ -135,6 +147,7 @@ def _fallback_choice(text: str, question: str, ix: Index) -> str:
             status == OK
             and (not after or after[0] in ".,;:!?)]-–—\"'”’(")
             and (not rest.strip(EDGE + "()[]") or not truncated(text))
+            and not _list_marker(after, value, ix)
         ):
             return value
     if ix.kat != ALPHA:
