@@ -145,7 +145,8 @@ MATH_CASES = {
         ("-\\frac{3}{2}", "-1.5", True),
         ("42.0", "42", True),
         ("0.33", "\\frac{1}{3}", False),
-        ("0.333333", "\\frac{1}{3}", False),  # plain numbers compare exactly
+        ("0.333333", "\\frac{1}{3}", True),  # 6 significant digits: a rounding of 1/3 (docs/judging.md)
+        ("0.33333", "\\frac{1}{3}", False),  # 5 digits: too short to say
         ("0.5", "5", False),
         ("2", "2.5", False),
         ("\\frac{1}{2}", "-\\frac{1}{2}", False),

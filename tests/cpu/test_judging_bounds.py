@@ -48,6 +48,41 @@ ADVERSARIAL = {
     "1 MB of latex": "\\frac{1}{2}+" * 90_000,
 }
 
+# The readers for real-output formats (docs/judging.md): repeating decimals, ellipses, decimal
+# commas, mixed numbers, chains, scripts, escapes. Under the 2,000-character cap unless said otherwise.
+REAL_FORMAT_ADVERSARIAL = {
+    "huge overline": "0.\\overline{" + "1" * 1_980 + "}",
+    "overline under the digit cap": "0.\\overline{" + "7" * 990 + "}",
+    "huge paren repeat": "0." + "1" * 900 + "(" + "2" * 900 + ")",
+    "10^6-digit decimal": "0." + "3" * 1_000_000,
+    "999-digit decimal": "0." + "3" * 998,
+    "999-digit sci mantissa": "3." + "3" * 990 + "e-999",
+    "long ellipsis": "0." + "3" * 1_990 + "...",
+    "long ellipsis, no period": "0." + "1234567890" * 199 + "...",
+    "many ellipses": "0.1... " * 250,
+    "long decimal comma": "0," + "1" * 1_995,
+    "long euro grouping": "1" + ".000" * 450 + ",5",
+    "huge mixed number": "9" * 500 + "\\frac{" + "1" * 490 + "}{" + "2" * 495 + "}",
+    "huge mixed slash": "9" * 500 + " " + "1" * 490 + "/" + "2" * 495,
+    "long chain": "1+" * 300 + "1 = " * 15 + "600",
+    "many equals": "1=" * 999,
+    "control characters": "\x0c" * 1_999,
+    "tab commands": "\tab" * 660,
+    "doubled backslashes": "\\\\frac" * 330,
+    "backslash run": "\\" * 1_999,
+    "superscript run": "2" + "\u2079" * 1_998,
+    "subscript run": "1" + "\u2082" * 1_998,
+    "vulgar fractions": "\u00bd" * 1_999,
+    "quotes": '"' * 1_999,
+    "emphasis": "**" * 999,
+    "clock-like": "1:" * 999,
+    "or chain": "x < 1 or " * 220,
+    "scale words": "1 million " * 199,
+    "huge power of ten": "10^{" + "9" * 1_990 + "}",
+    "1/(999 sevens)": "\\frac{1}{" + "7" * 990 + "}",
+}
+ADVERSARIAL.update(REAL_FORMAT_ADVERSARIAL)
+
 PWNED = "/tmp/xfinder_ray_judging_pwned"
 INJECTIONS = [
     f"__import__('os').system('touch {PWNED}')",
@@ -176,6 +211,32 @@ def test_memory_hungry_input_does_not_grow_the_parent():
         assert verdict is False and elapsed < BOUND_S
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert after - before < 100 * 1024  # KiB: the heavy lifting happened in the bounded child
+
+
+REAL_FORMAT_GOLDS = ["\\frac{1}{3}", "\\frac{1}{7}", "1", "0." + "3" * 998, "\\frac{1}{" + "7" * 990 + "}"]
+
+
+def test_real_format_normalization_is_fast_and_small():
+    """The pure-Python readers (no worker) on the adversarial inputs: milliseconds, a few MB at most."""
+    import tracemalloc
+
+    from xfinder_ray.judging.math_normalize import compare_fast, prepare
+
+    tracemalloc.start()
+    try:
+        worst = 0.0
+        for text in REAL_FORMAT_ADVERSARIAL.values():
+            for gold in REAL_FORMAT_GOLDS:
+                start = time.monotonic()
+                a, b = prepare(text), prepare(gold)
+                compare_fast(a, b)
+                compare_fast(b, a)
+                worst = max(worst, time.monotonic() - start)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert worst < 0.5, worst
+    assert peak < 50 * 1024 * 1024, peak
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

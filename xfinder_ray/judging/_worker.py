@@ -187,6 +187,7 @@ _WARM_UP = (
     ("\\sqrt{8}", "2\\sqrt{2}"),
     ("(3,\\infty)", "x>3"),
     ("(-\\infty,3]", "x \\le 3"),
+    ("(-\\infty,-2)\\cup(3,\\infty)", "(-\\infty, -2) \\cup (3, \\infty)"),
     ("\\begin{pmatrix}1\\\\2\\end{pmatrix}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}"),
     ("1", "\\sin^2x+\\cos^2x"),
     ("-1", "e^{i\\pi}"),
