@@ -127,6 +127,25 @@ def main(argv: list[str] | None = None) -> int:
             + " | ".join(by_type)
             + f" | {pct(items, 'judgment_ok')} |"
         )
+    strata = sorted({r.get("stratum") for r in rows if r.get("stratum")})
+    if strata:  # labelled real sets (real_dev) are drawn in strata: uniform and hard
+        print(
+            "\n| extractor | " + " | ".join(f"{s}: {t}" for s in strata for t in ("extraction", "judgment"))
+        )
+        print("|---|" + "---:|" * (2 * len(strata)))
+        for name in DISPATCHERS:
+            cells = []
+            for s in strata:
+                items = [r for r, row in zip(scored[name], rows, strict=True) if row.get("stratum") == s]
+                cells += [pct(items, "extraction_ok"), pct(items, "judgment_ok")]
+            print(f"| `{name}` | " + " | ".join(cells) + " |")
+        print("\n| extractor | " + " | ".join(f"{t} judgment" for t in TYPES if counts[t]) + " |")
+        print("|---|" + "---:|" * sum(1 for t in TYPES if counts[t]))
+        for name in DISPATCHERS:
+            cells = [
+                pct([r for r in scored[name] if r["kat"] == t], "judgment_ok") for t in TYPES if counts[t]
+            ]
+            print(f"| `{name}` | " + " | ".join(cells) + " |")
     print("\nIdentities: " + "; ".join(f"`{n}` = `{extractor_identity(n)}`" for n in names[:3]))
 
     if args.failures:

@@ -19,6 +19,9 @@ def main() -> int:
     s3 = "1000000" if full else "100000"
     steps = [
         [sys.executable, str(ROOT / "bench_pipeline.py"), "--rows", *rows, "--s3-rows", s3],
+        # `rules` on real responses (benchmarks/data/zeroeval): single process vs lm-eval's regexes, then
+        # the whole job on 100k of them (docs/performance.md, "Real-response corpus").
+        [sys.executable, str(ROOT / "bench_rules_real.py")],
         # (a) the xfinder package, (b) bare vllm.LLM.generate, (c) the whole job: same records, model,
         # prompts and decoding (docs/performance.md, "Side by side"). About 5 minutes on a quiet machine.
         [

@@ -279,3 +279,50 @@ def test_real_dev_math_gold_key_answers_reproduce_gold_judgment():
         if mj(r["gold_key_answer"], r["correct_answer"]) is not r["gold_judgment"]
     ]
     assert not misses
+
+
+# --- answers a plain-number gold cannot equal, settled without math-verify -----------------------
+
+
+@pytest.mark.parametrize(
+    "extracted, gold, verdict",
+    [
+        ("infinitely many", "10", False),
+        ("No solution", "5", False),
+        ("12 - 10d", "12", False),
+        ("1 + b + c", "-26", False),
+        ("infinity", "3", False),
+        ("6\\sqrt{2}", "6", False),
+        ("2^{48}", "125", False),
+        ("\\frac{44 \\sqrt{3}}{3}", "28", False),
+        # equal values still reach math-verify and are judged equal
+        ("\\sqrt{36}", "6", True),
+        ("2^{3}", "8", True),
+        ("7^6", "117649", True),
+        ("\\frac{12}{2}", "6", True),
+    ],
+)
+def test_plain_number_gold_against_words_and_expressions(extracted, gold, verdict):
+    assert judge("math", None, extracted, gold) is verdict
+
+
+@pytest.mark.parametrize(
+    "canon, value",
+    [
+        ("6\\sqrt2", 6 * 2**0.5),
+        ("2(3+1)", 8.0),
+        ("((200/10)*400*(1-0.30))", 5600.0),
+        ("-2^{2}", -4.0),
+        ("9^9^9^9", None),  # exponent over the cap
+        ("1/0", None),
+        ("\\sqrt{-1}", None),
+        ("x+1", None),
+        ("(" * 119 + "1", None),
+        ("1" * 121, None),  # over MAX_NUMERIC
+    ],
+)
+def test_numeric_value_is_bounded_and_exact_enough(canon, value):
+    from xfinder_ray.judging.math_normalize import numeric_value
+
+    got = numeric_value(canon)
+    assert (got is None) if value is None else abs(got - value) < 1e-9

@@ -7,6 +7,7 @@ normalized at all (the caller compares them as plain strings).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -783,12 +784,160 @@ def compare_fast(a: MathAnswer, b: MathAnswer) -> bool | None:
     # dataset golds write decimals with a point, so a comma there is a list or a thousands separator.
     if a.number is None and a.alt is not None and b.number is not None:
         return _numbers_match(replace(a, number=a.alt), b)
+    if b.number is not None and a.number is None and a.base is None:
+        if _symbolic_or_wordy(a.canon):
+            return False  # a plain-number gold never equals words or an expression with a free variable
+        value = numeric_value(a.canon)
+        gold = float(b.number.value) if abs(b.number.value) < 10**300 else None
+        if value is not None and gold is not None and abs(value - gold) > 1e-6 * max(1.0, abs(gold)):
+            return False  # "6\\sqrt2" vs 6: plainly different numbers (equal ones still go to math-verify)
     # An explicit set {1, 2} is never a tuple or an interval (math-verify's parser may say so).
     if (_is_explicit_set(a.canon) and _is_bracketed(b.canon)) or (
         _is_explicit_set(b.canon) and _is_bracketed(a.canon)
     ):
         return False
     return _compare_compound(a, b)
+
+
+_LETTERS = re.compile(r"(?<![A-Za-z\\\\])[A-Za-z]+")
+_CONSTANTS = frozenset(
+    {
+        "pi",
+        "e",
+        "i",
+        "sqrt",
+        "log",
+        "ln",
+        "lg",
+        "exp",
+        "sin",
+        "cos",
+        "tan",
+        "cot",
+        "sec",
+        "csc",
+        "arcsin",
+        "arccos",
+        "arctan",
+        "mod",
+        "pmod",
+        "bmod",
+        "frac",
+        "dfrac",
+        "tfrac",
+    }
+)
+
+
+MAX_NUMERIC = 120  # characters of an expression the numeric reader evaluates
+_NUM_TOKEN = re.compile(
+    r"\d+(?:\.\d+)?|\\(?:sqrt|frac|dfrac|tfrac|cdot|times|div|pi|left|right)|[-+*/^(){}×÷√π]"
+)
+
+
+def numeric_value(canon: str) -> float | None:
+    """The value of a constant arithmetic expression -- digits, + - * / ^, parentheses and braces,
+    \\sqrt, \\frac, \\pi, implicit products ("6\\sqrt2") -- or None. A hand-written bounded parser:
+    nothing is evaluated as code, exponents are capped, and any other token gives None."""
+    text = canon.replace(" ", "").replace("sqrt(", "\\sqrt(")
+    if not text or len(text) > MAX_NUMERIC:
+        return None
+    tokens = _NUM_TOKEN.findall(text)
+    if "".join(tokens) != text:
+        return None
+    tokens = [t for t in tokens if t not in ("\\left", "\\right")]
+    pos = 0
+
+    def peek() -> str | None:
+        return tokens[pos] if pos < len(tokens) else None
+
+    def take() -> str:
+        nonlocal pos
+        pos += 1
+        return tokens[pos - 1]
+
+    def atom() -> float:
+        t = take() if peek() is not None else ""
+        if t in ("(", "{"):
+            v = expr()
+            if take() not in (")", "}"):
+                raise ValueError
+            return v
+        if t in ("\\sqrt", "√"):
+            v = atom()
+            if v < 0:
+                raise ValueError
+            return math.sqrt(v)
+        if t in ("\\frac", "\\dfrac", "\\tfrac"):
+            num, den = atom(), atom()
+            return num / den
+        if t in ("\\pi", "π"):
+            return math.pi
+        if t and t[0].isdigit():
+            if t.count(".") <= 1 and len(t) <= 30:
+                return float(t)
+        raise ValueError
+
+    def power() -> float:
+        base = atom()
+        if peek() == "^":
+            take()
+            exp = unary()
+            if abs(exp) > 64 or abs(base) > 1e6:
+                raise ValueError
+            return base**exp
+        return base
+
+    def unary() -> float:
+        if peek() in ("-", "+"):
+            return -unary() if take() == "-" else unary()
+        return power()
+
+    def term() -> float:
+        v = unary()
+        while peek() is not None:
+            op = peek()
+            if op in ("*", "×", "\\cdot", "\\times"):
+                take()
+                v *= unary()
+            elif op in ("/", "÷", "\\div"):
+                take()
+                v /= unary()
+            elif op in ("(", "{", "\\sqrt", "√", "\\frac", "\\dfrac", "\\tfrac", "\\pi", "π"):
+                v *= unary()  # implicit product: 6\\sqrt2, 2(3+1)
+            else:
+                break
+        return v
+
+    def expr() -> float:
+        v = term()
+        while peek() in ("+", "-"):
+            v = v + term() if take() == "+" else v - term()
+        return v
+
+    try:
+        value = expr()
+    except (ValueError, ZeroDivisionError, OverflowError, IndexError):
+        return None
+    if pos != len(tokens) or isinstance(value, complex) or value != value:
+        return None
+    return float(value)
+
+
+def _symbolic_or_wordy(canon: str) -> bool:
+    """Prose ("infinitely many", "No solution") or an expression in a free variable ("12-10d",
+    "1+b+c"): no finite number equals these, so math-verify need not be asked (it takes milliseconds
+    a call, and such answers are a large share of the comparisons that reach it on real output)."""
+    if canon.lstrip("+-") == "\\infty":
+        return True
+    if "=" in canon or "π" in canon or len(canon) > 200:
+        return False
+    words = _LETTERS.findall(canon)
+    if not words:
+        return False
+    if not any(ch.isdigit() for ch in canon) and "\\" not in canon:
+        return not any(w.lower() in _CONSTANTS for w in words)
+    return any(w.lower() not in _CONSTANTS for w in words)
 
 
 _INF = {"\\infty": "inf", "+\\infty": "inf", "-\\infty": "-inf", "\\infinity": "inf"}
