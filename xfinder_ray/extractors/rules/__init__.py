@@ -113,6 +113,9 @@ def _correction_after(after: str, question: str, ix, answer: str) -> str | None:
     after = after[:4000]
     if len(after.strip()) < 4:
         return None
+    low = after.lower()
+    if not any(w in low for w in _CORRECTION_WORDS):
+        return None  # no answer phrase at all: the common case, decided without the claim patterns
     m = (_NOT_NUMBER if ix is None else _NOT_LETTER).search(after)
     if m and _same(m.group(2), answer, ix) and not _same(m.group(1), answer, ix):
         return m.group(1).lstrip("$") if ix is None else ix.letters.get(m.group(1), None)
@@ -124,6 +127,28 @@ def _correction_after(after: str, question: str, ix, answer: str) -> str | None:
             return c.value if c.value != answer else None
     return None
 
+
+# A later answer needs one of these (the forward claim phrases of tier normal and above, and "not").
+_CORRECTION_WORDS = (
+    "answer",
+    "box",
+    "####",
+    "option",
+    "choice",
+    "choose",
+    "select",
+    "pick",
+    "correct",
+    "final",
+    "label",
+    "classif",
+    "categor",
+    "verdict",
+    "go with",
+    "say",
+    " not ",
+    "result",
+)
 
 # "35, not 38" / "(C), not (D)": a correction of the answer given before.
 _NOT_NUMBER = re.compile(

@@ -23,21 +23,27 @@ MAX_QUESTION = 20_000
 
 def prepare(llm_output: object, kat: str) -> str:
     text = llm_output if isinstance(llm_output, str) else ("" if llm_output is None else str(llm_output))
-    for stop in STOP_STRINGS:
-        cut = text.find(stop)
-        if cut >= 0:
-            text = text[:cut]
-    # Reasoning models: the response proper follows the closing think tag.
-    k = text.rfind("</think>")
-    if k >= 0 and text[k + 8 :].strip():
-        text = text[k + 8 :]
+    if "<" in text:  # every stop string and the think tag start with "<"
+        for stop in STOP_STRINGS:
+            cut = text.find(stop)
+            if cut >= 0:
+                text = text[:cut]
+        # Reasoning models: the response proper follows the closing think tag.
+        k = text.rfind("</think>")
+        if k >= 0 and text[k + 8 :].strip():
+            text = text[k + 8 :]
     if len(text) > MAX_SCAN:
         text = text[:HEAD] + "\n\n" + text[-TAIL:]
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u200b", "")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\u200b" in text:
+        text = text.replace("\u200b", "")
     # Markdown bold only decorates: "**Answer:** **B**" reads as "Answer: B"; so does LaTeX text
     # around a claim: "\\[ \\text{The answer is } B \\]".
-    text = text.replace("**", "")
-    if "\\text" in text:
+    if "**" in text:
+        text = text.replace("**", "")
+    low = text.lower()  # for the substring gates below; positions are not used
+    if "\\text" in text and ("answer" in low or "option" in low or "choice" in low):
         text = _TEXT_CLAIM.sub(r"\1", text)
     if kat != MATH:
         # Full-width letters and punctuation ("Ｂ", "（B）", "：") read as their ASCII forms.
@@ -47,7 +53,6 @@ def prepare(llm_output: object, kat: str) -> str:
         text = _CALCULATOR.sub("", text)
     # An answer trigger the prompt appended states the format, not an answer: "Therefore, the answer
     # (Yes or No) is", "the answer (arabic numerals) is", "among A through E, the answer is".
-    low = text.lower()
     if "answer (" in low or "answer(" in low or "among " in low:
         text = _TRIGGER_FORMAT.sub("", text)
     return text
