@@ -118,15 +118,37 @@ class CandidateTexts:
         return out
 
 
-@dataclass(frozen=True)
 class Index:
-    kat: str
-    values: tuple[str, ...]  # answers in range order: letters for alphabet_option, else candidates
-    letters: dict[str, str]  # upper-cased letter -> the range's letter (alphabet_option only)
-    by_key: dict[str, str]  # key_of(candidate text) -> answer
-    own_key: dict[str, str]  # answer -> key_of(its text)
-    prefix_re: CandidateTexts | None  # a candidate text at the start of a string, longest first
-    mention_re: CandidateTexts | None  # candidate texts anywhere (those of 3+ characters)
+    """The answer range, indexed. Letters and values are read at once; the text matchers are built on
+    first use, because most real responses (a clean JSON letter) never need them."""
+
+    def __init__(self, kat: str, items: tuple[tuple[str, str], ...]):
+        self.kat = kat
+        self.items = items
+        self.values = tuple(a for a, _ in items)  # letters for alphabet_option, else candidates
+        self.letters = {a.upper(): a for a, _ in items} if kat == ALPHA else {}  # upper -> range's letter
+        self._texts: tuple[dict, dict, CandidateTexts | None, CandidateTexts | None] | None = None
+
+    def _build(self) -> tuple[dict, dict, CandidateTexts | None, CandidateTexts | None]:
+        if self._texts is None:
+            self._texts = _build_texts(self.kat, self.items)
+        return self._texts
+
+    @property
+    def by_key(self) -> dict[str, str]:  # key_of(candidate text) -> answer
+        return self._build()[0]
+
+    @property
+    def own_key(self) -> dict[str, str]:  # answer -> key_of(its text)
+        return self._build()[1]
+
+    @property
+    def prefix_re(self) -> CandidateTexts | None:  # a candidate text at the start of a string
+        return self._build()[2]
+
+    @property
+    def mention_re(self) -> CandidateTexts | None:  # candidate texts anywhere (3+ characters)
+        return self._build()[3]
 
 
 _JOINER = re.compile(r"(?<=[^\W\d_])\s{0,2}[/&\-]\s{0,2}(?=[^\W\d_])")
@@ -147,6 +169,12 @@ def index_for(kat: str, answer_range: AnswerRange) -> Index:
 
 @lru_cache(maxsize=4096)
 def _build_index(kat: str, items: tuple[tuple[str, str], ...]) -> Index:
+    return Index(kat, items)
+
+
+def _build_texts(
+    kat: str, items: tuple[tuple[str, str], ...]
+) -> tuple[dict, dict, CandidateTexts | None, CandidateTexts | None]:
     by_key: dict[str, str] = {}
     own_key: dict[str, str] = {}
     aliases: list[tuple[str, str]] = []
@@ -167,16 +195,7 @@ def _build_index(kat: str, items: tuple[tuple[str, str], ...]) -> Index:
     mention = CandidateTexts(
         [(f, a) for f, a in aliases if len(f) >= 3] if len(items) <= MAX_MENTION_CANDIDATES else []
     )
-    letters = {a.upper(): a for a, _ in items} if kat == ALPHA else {}
-    return Index(
-        kat,
-        tuple(a for a, _ in items),
-        letters,
-        by_key,
-        own_key,
-        prefix if prefix else None,
-        mention if mention else None,
-    )
+    return by_key, own_key, (prefix if prefix else None), (mention if mention else None)
 
 
 def lookup(ix: Index, matched: str) -> str | None:
