@@ -130,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     strata = sorted({r.get("stratum") for r in rows if r.get("stratum")})
     if strata:  # labelled real sets (real_dev) are drawn in strata: uniform and hard
         print(
-            "\n| extractor | " + " | ".join(f"{s}: {t}" for s in strata for t in ("extraction", "judgment"))
+            "\n| extractor | "
+            + " | ".join(f"{s}: {t}" for s in strata for t in ("extraction", "judgment"))
+            + " |"
         )
         print("|---|" + "---:|" * (2 * len(strata)))
         for name in DISPATCHERS:

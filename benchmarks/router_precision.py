@@ -1,4 +1,4 @@
-"""Share routed and precision of the strict router on labelled data (kaf_dev and the shipped sample).
+"""Share routed and precision of the strict router on labelled data (kaf_dev, the shipped sample, real_dev).
 
 python benchmarks/router_precision.py [path/to/kaf_dev.jsonl]
 """
@@ -11,10 +11,11 @@ from pathlib import Path
 
 from xfinder_ray.extractors.router import strict_answer
 from xfinder_ray.judging import judge
-from xfinder_ray.records import InvalidRecord, validate
+from xfinder_ray.records import NO_VALID_ANSWER, InvalidRecord, validate
 from xfinder_ray.sample_data import read_sample
 
 KAF_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "kaf_dev.jsonl"
+REAL_DEV = KAF_DEV.with_name("real_dev.jsonl")
 
 
 def evaluate(name: str, rows: list[dict]) -> dict:
@@ -29,7 +30,10 @@ def evaluate(name: str, rows: list[dict]) -> dict:
         if answer is None:
             continue
         routed += 1
-        exact += answer == r["gold_key_answer"]
+        gold = r["gold_key_answer"]
+        exact += answer == gold or (
+            rec.key_answer_type == "math" and gold != NO_VALID_ANSWER and judge("math", None, answer, gold)
+        )
         judged_ok += (
             judge(rec.key_answer_type, rec.answer_range, answer, rec.correct_answer) == r["gold_judgment"]
         )
@@ -52,6 +56,10 @@ def main() -> None:
     )
     results = [evaluate("kaf_dev", [json.loads(x) for x in path.read_text().splitlines() if x.strip()])]
     results.append(evaluate("sample", [r for r in read_sample() if r.get("defect") is None]))
+    if REAL_DEV.exists():  # real responses: the share the router can settle is what matters most
+        results.append(
+            evaluate("real_dev", [json.loads(x) for x in REAL_DEV.read_text().splitlines() if x.strip()])
+        )
     print("BENCH_JSON " + json.dumps({"router": results}))
 
 
