@@ -148,6 +148,9 @@ def test_math_prose(text, expected):
         "give; the energy depends on k and on the square of the extension x, so more is needed here.",
         "a) The sense strand is read 5' to 3'. b) The template strand is read 3' to 5'. Both happen "
         "during transcription and neither says how much work was done on the spring in this question.",
+        # an answer phrase that names no option, and a response cut off right after opening a formula
+        "Only (iii) holds, and no option says so.\n\nThe answer is (None of the provided options are correct).",
+        "The work is W = F d. With the values of (C) and (D) substituted we obtain $",
         # hedges and several letters
         "The answer is (A) or (B).",
         "The answer is A, C and E.",

@@ -78,6 +78,8 @@ def truncated(text: str) -> bool:
         return True
     if _open_math(t[-400:]):
         return True
+    if last == "$" and t[t.rfind("\n") + 1 :].replace("\\$", "").count("$") % 2 == 1:
+        return True  # cut off right after opening a formula: "... we obtain $"
     if last.isalpha():
         line = t[t.rfind("\n") + 1 :]
         words = line.split()

@@ -30,6 +30,11 @@ _CONTRAST = re.compile(
     r"(?:it's\s{1,3}|it\s{1,3}is\s{1,3}|(?:the\s{1,3})?answer\s{1,3}is\s{1,3})?",
     re.I,
 )
+_NONE_OF = re.compile(
+    r"[(\[\s]{0,3}(?:none\s{1,3}of\s{1,3}(?:the\s{1,3})?(?:[\w-]{1,15}\s{1,3}){0,2}(?:options|choices|answers|above)"
+    r"|no\s{1,3}(?:correct|valid|right|matching)\s{1,3}(?:answer|option|choice))\b",
+    re.I,
+)
 _EITHER = re.compile(r"either\b\s{0,3}", re.I)
 _JOIN = re.compile(
     r"[\s\"'”’)\]]{0,4}(?:,|/|、|\bor\b|\band\b|或|和|\bvs\.?|\bversus\b)\s{0,3}(?:(?:or|and)\s{1,3})?[\"'“‘(\[]{0,2}\s{0,2}",
@@ -204,6 +209,8 @@ def parse_choice(head: str, ix: Index) -> tuple[str, str, str]:
     s = s.strip()
     if not s:
         return JUNK, "", ""
+    if _NONE_OF.match(s) and not (ix.prefix_re is not None and ix.prefix_re.match(s)):
+        return OUT, "", s  # "the answer is (None of the provided options are correct)": a definite non-answer
     if _NEG_START.match(s) and not (ix.prefix_re is not None and ix.prefix_re.match(s)):
         # "not A, but C" names the answer after the contrast; "not A" alone names none.
         m = _CONTRAST.search(s)
