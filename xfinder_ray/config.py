@@ -177,16 +177,19 @@ def load_structured(schema: type[T], path: str | Path | None = None, overrides: 
 
 
 def _check(cfg: JobConfig) -> None:
+    from xfinder_ray.extractors import record_extractor_names
+    from xfinder_ray.judging import MATH_COMPARATORS
     from xfinder_ray.prompts import CHECKPOINTS, FORMATS
 
     choices = {
-        "extractor.name": (cfg.extractor.name, ("xfinder", "rules")),
+        # The model extractor, or any registered record-level one (rules, the RegEx baselines).
+        "extractor.name": (cfg.extractor.name, ("xfinder", *record_extractor_names())),
         "extractor.fallback": (cfg.extractor.fallback, (None, "rules")),
         "extractor.router": (cfg.extractor.router, ("none", "strict")),
         "xfinder.checkpoint": (cfg.xfinder.checkpoint, CHECKPOINTS),
         "xfinder.prompt_format": (cfg.xfinder.prompt_format, FORMATS),
         "xfinder.device": (cfg.xfinder.device, ("auto", "gpu", "cpu")),
-        "judge.math": (cfg.judge.math, ("math-verify", "xfinder-compat")),
+        "judge.math": (cfg.judge.math, MATH_COMPARATORS),
         "input.format": (cfg.input.format, ("auto", "parquet", "jsonl", "lm-eval", "opencompass")),
         "input.on_bad_file": (cfg.input.on_bad_file, ("fail", "skip")),
     }

@@ -4,7 +4,7 @@
 banks and response templates below (all written for this project). Every model answers the same questions,
 as on a leaderboard; models differ in skill (an item-response model decides whether a model "knows" each
 answer) and in style (which kinds of response it tends to write). Each row carries the annotation a careful
-annotator would give under the KAF rules in /work/shared/data/README.md (`gold_key_answer`, `gold_judgment`),
+annotator would give under the KAF rules in the shared data README (shared/data/README.md beside the project) (`gold_key_answer`, `gold_judgment`),
 so ablations can measure extractors against it. About 1% of rows are deliberately invalid records
 (`defect` set) so the rejects table has content.
 

@@ -95,6 +95,10 @@ def test_rules_end_to_end_local(ray_local, tmp_path):
     assert "null" in reasons["bad-null"] and "unknown key_answer_type" in reasons["bad-type"]
     assert "not a JSON or Python list literal" in reasons["bad-range"] and "not in" in reasons["bad-answer"]
     assert (judgments["extractor"] == m["extractor"]).all()
+    assert set(judgments["confidence"]) <= {"certain", "likely", "unsure"}
+    assert (
+        judgments.loc[judgments["confidence"] == "certain", "extracted_answer"] != "[No valid answer]"
+    ).all()
 
     # The written tables equal tables recomputed from the written judgments.
     table = pd.read_csv(out / "accuracy" / "by_model_task.csv")
@@ -140,6 +144,23 @@ def test_column_mapping_and_committed_output(ray_local, tmp_path):
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["counts"]["judged"] == 20
     with pytest.raises(OutputExists):
         score(tmp_path, f"input={tmp_path / 'in.parquet'}", "output.overwrite=false")
+
+
+def test_any_registered_record_extractor_scores_the_job(ray_local, tmp_path):
+    # A RegEx baseline as the job's extractor: a framework's own reading of the same responses.
+    inp = tmp_path / "in"
+    inp.mkdir()
+    rows = make_rows(200)
+    write_parquet(inp / "a.parquet", rows)
+    res = score(tmp_path, f"input={inp}", "extractor.name=lm-eval")
+    m = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert m["counts"] == {"input": 204, "judged": 200, "rejected": 4}
+    assert m["extractor"].startswith("lm-eval:lm-eval@") and res is not None
+    judgments = pd.read_parquet(tmp_path / "out" / "judgments")
+    assert judgments["confidence"].isna().all()  # only rules rates its extractions
+    # "The sky is blue, so the answer is (B)." is read by lm-eval's multiple-choice filter as B.
+    sky = judgments[judgments["record_id"].isin([r["record_id"] for r in rows if "(B)" in r["llm_output"]])]
+    assert len(sky) and (sky["extracted_answer"] == "B").all()
 
 
 def test_config_errors_are_clear():

@@ -1,6 +1,6 @@
 """extract: rows -> + `raw_output` (and `prompt_tokens`, `extract_error` for model extractors).
 
-`rules` runs in plain map_batches tasks; `xfinder` runs in a pool of vLLM replicas
+`rules` and the other registered record-level extractors run in plain map_batches tasks; `xfinder` runs in a pool of vLLM replicas
 (xfinder_ray/extractors/vllm_stage.py). Both return the extractor's identity, written on every row.
 """
 
@@ -14,7 +14,7 @@ import pandas as pd
 import ray
 
 from xfinder_ray.config import JobConfig
-from xfinder_ray.extractors import extractor_identity, rules
+from xfinder_ray.extractors import extractor_identity, get_record_extractor, rules
 from xfinder_ray.records import FIELDS, validate
 
 
@@ -43,6 +43,16 @@ def rules_batch(batch: pd.DataFrame) -> pd.DataFrame:
     return batch.assign(raw_output=outputs, confidence=tiers, prompt_tokens=None, truncated=False)
 
 
+def record_batch(batch: pd.DataFrame, *, name: str) -> pd.DataFrame:
+    """Any registered record-level extractor (the RegEx baselines: `extractor.name=lm-eval`)."""
+    extract = get_record_extractor(name)
+    outputs = [
+        None if isinstance(reason, str) else extract(validate(row))
+        for row, reason in zip(batch[list(FIELDS)].to_dict("records"), batch["reject_reason"], strict=True)
+    ]
+    return batch.assign(raw_output=outputs, confidence=None, prompt_tokens=None, truncated=False)
+
+
 def model_is_local(source: str) -> bool:
     return source.startswith("s3://") or os.path.isdir(source)
 
@@ -53,6 +63,14 @@ def build_extract_stage(cfg: JobConfig) -> ExtractStage:
         ident = f"rules:{extractor_identity('rules')}"
         return ExtractStage(
             "rules", ident, lambda ds: ds.map_batches(rules_batch, batch_format="pandas"), False, False
+        )
+    if name != "xfinder":  # a registered record-level extractor
+        return ExtractStage(
+            name,
+            f"{name}:{extractor_identity(name)}",
+            lambda ds: ds.map_batches(record_batch, batch_format="pandas", fn_kwargs={"name": name}),
+            False,
+            False,
         )
     from xfinder_ray.extractors.vllm_stage import (
         build_vllm_stage,
