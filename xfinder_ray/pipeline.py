@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
 import ray
 
 from xfinder_ray.config import JobConfig, redacted
@@ -89,81 +90,107 @@ def job_fingerprint(cfg: JobConfig, inventory: Inventory, extract: ExtractStage)
 
 
 def run(cfg: JobConfig) -> JobResult:
+    """The scoring job: import -> inventory -> open the output -> the stage chain -> verify and
+    aggregate -> commit (manifest.json, written last)."""
     started = time.time()
-    # Ray Data retries reads and file writes on storage errors but not map tasks; our sink writes from a
-    # map task, so give those the same retries (part files are atomic and named by content: no dupes).
-    # Set here, not in init_ray: a caller who started Ray itself (a notebook) gets them too.
-    ctx = ray.data.DataContext.get_current()
-    ctx.retried_map_errors = list(TRANSIENT_ERRORS)
-    ctx.max_map_retries = 3
+    retry_storage_errors_in_map_tasks()
     cfg, notes = choose_extractor(cfg)
     for note in notes:
         log.warning(note)
     out = resolve(cfg.output.path, cfg.storage)
     extract = build_extract_stage(cfg)
-    batch = cfg.ray.batch_size
-
-    # import: lm-eval / OpenCompass files -> <output>/_imported/records.parquet (read like any Parquet input)
-    imported: list[str] = []
-    input_cfg = cfg.input
-    if cfg.input.format in ("lm-eval", "opencompass"):
-        from dataclasses import replace
-
-        from xfinder_ray.importers import convert_inputs
-        from xfinder_ray.storage import exists
-
-        if exists(out.join("manifest.json")) and not cfg.output.overwrite:  # before touching _imported/
-            raise OutputExists(
-                f"{out.uri} already holds a committed run (manifest.json); set output.overwrite=true"
-            )
-        imported = convert_inputs(
-            cfg.input.paths,
-            cfg.input.format,
-            cfg.input.task_map,
-            out.join("_imported").uri,
-            storage=cfg.storage,
-        )
-        input_cfg = replace(cfg.input, paths=imported, format="parquet")
-
-    # inventory: rows per file, read shards, duplicate ids, unreadable files
-    inventory = take_inventory(input_cfg, cfg.storage)
-    progress = open_output(
-        out,
-        job_fingerprint(cfg, inventory, extract),
-        overwrite=cfg.output.overwrite,
-        resume=cfg.output.resume,
-    )
+    input_cfg, imported = import_inputs(cfg, out)
+    inventory = take_inventory(input_cfg, cfg.storage)  # rows per file, read shards, duplicates, bad files
+    fingerprint = job_fingerprint(cfg, inventory, extract)
+    progress = open_output(out, fingerprint, overwrite=cfg.output.overwrite, resume=cfg.output.resume)
     cache = cache_location(cfg, out, extract)
     sink = OutputSink(out.join("judgments"), out.join("rejects"), extract.identity, cfg.judge.math, cache)
+    score_rows(cfg, inventory, progress, extract, cache, sink)
+    by_task, by_model = aggregate(cfg, out, imported)
+    board = write_tables(out.join("accuracy"), by_task, by_model, extract.identity)
+    n_judged = reconcile(out, inventory, by_task)
+    manifest = build_manifest(cfg, out, extract, inventory, progress, cache, sink, n_judged, notes, started)
+    # commit: readers trust an output only once manifest.json exists, so it is written last.
+    write_json_atomic(out.join("manifest.json"), manifest)
+    return JobResult(manifest, board, out.uri, notes)
 
-    # read -> validate -> prompt -> [cache] -> extract -> parse + judge -> write
+
+def retry_storage_errors_in_map_tasks() -> None:
+    """Ray Data retries reads and file writes on storage errors but not map tasks; our sink writes from
+    a map task, so give those the same retries (part files are atomic and named by content: no
+    duplicates). Set per run, not in init_ray: a caller who started Ray itself (a notebook) gets them."""
+    ctx = ray.data.DataContext.get_current()
+    ctx.retried_map_errors = list(TRANSIENT_ERRORS)
+    ctx.max_map_retries = 3
+
+
+def import_inputs(cfg: JobConfig, out: Location) -> tuple[Any, list[str]]:
+    """lm-eval / OpenCompass files -> <output>/_imported/records.parquet, then read like any Parquet
+    input. The input config to read, and the imported files (none for plain record files)."""
+    if cfg.input.format not in ("lm-eval", "opencompass"):
+        return cfg.input, []
+    from dataclasses import replace
+
+    from xfinder_ray.importers import convert_inputs
+    from xfinder_ray.storage import exists
+
+    if exists(out.join("manifest.json")) and not cfg.output.overwrite:  # before touching _imported/
+        raise OutputExists(
+            f"{out.uri} already holds a committed run (manifest.json); set output.overwrite=true"
+        )
+    imported = convert_inputs(
+        cfg.input.paths, cfg.input.format, cfg.input.task_map, out.join("_imported").uri, storage=cfg.storage
+    )
+    return replace(cfg.input, paths=imported, format="parquet"), imported
+
+
+def score_rows(
+    cfg: JobConfig,
+    inventory: Inventory,
+    progress: Any,
+    extract: ExtractStage,
+    cache: Location | None,
+    sink: OutputSink,
+) -> None:
+    """read -> validate -> [route, prompt, cache] -> extract -> parse + judge -> write, for the rows not
+    done by an earlier run of the same job."""
+    batch = cfg.ray.batch_size
     group = extract.needs_prompt and cfg.xfinder.group_by_question  # only the model gains from the order
     rows = read_input(
         InputSource(inventory, dict(cfg.input.columns), progress.done, cfg.input.on_bad_file, group)
     )
-    if rows is not None:
-        checked = rows.map_batches(validate_batch, batch_format="pandas", batch_size=batch)
-        extracted = extract_rows(cfg, extract, checked, cache)
-        judged = extracted.map_batches(
-            judge_batch,
-            batch_format="pandas",
-            batch_size=batch,
-            fn_kwargs=dict(math=cfg.judge.math, parse=extract.needs_parse),
-        )
-        try:
-            judged.write_datasink(sink)
-        except Exception as e:
-            raise unwrap_bad_file(e) from e
+    if rows is None:
+        return
+    checked = rows.map_batches(validate_batch, batch_format="pandas", batch_size=batch)
+    extracted = extract_rows(cfg, extract, checked, cache)
+    judged = extracted.map_batches(
+        judge_batch,
+        batch_format="pandas",
+        batch_size=batch,
+        fn_kwargs=dict(math=cfg.judge.math, parse=extract.needs_parse),
+    )
+    try:
+        judged.write_datasink(sink)
+    except Exception as e:
+        raise unwrap_bad_file(e) from e
 
-    # verify + aggregate: a pass over everything written, this run and before
-    positions, n_written = written_positions(out)
+
+def aggregate(cfg: JobConfig, out: Location, imported: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The accuracy tables from everything written (this run and before); for imported framework
+    outputs, the framework's own accuracy over the same judged records beside ours."""
     by_task, by_model = build_tables(count_judgments(out.join("judgments")))
-    if imported:  # the framework's own accuracy over the same judged records, beside ours
+    if imported:
         from xfinder_ray.importers import add_source_accuracy, source_accuracy
 
         src = source_accuracy(out.join("judgments"), imported, cfg.storage)
         by_task, by_model = add_source_accuracy(by_task, by_model, src)
-    board = write_tables(out.join("accuracy"), by_task, by_model, extract.identity)
+    return by_task, by_model
+
+
+def reconcile(out: Location, inventory: Inventory, by_task: pd.DataFrame) -> int:
+    """Input = judged + rejected, by distinct input position, or CountMismatch (nothing committed).
+    Returns the number judged."""
+    positions, n_written = written_positions(out)
     n_input = inventory.n_rows
     n_judged = int(by_task["n"].sum()) if len(by_task) else 0
     n_positions = sum(len(v) for v in positions.values())
@@ -172,10 +199,27 @@ def run(cfg: JobConfig) -> JobResult:
             f"record counts do not reconcile: input={n_input}, written={n_written} "
             f"({n_positions} distinct input positions), judged={n_judged}; output not committed"
         )
+    return n_judged
+
+
+def build_manifest(
+    cfg: JobConfig,
+    out: Location,
+    extract: ExtractStage,
+    inventory: Inventory,
+    progress: Any,
+    cache: Location | None,
+    sink: OutputSink,
+    n_judged: int,
+    notes: list[str],
+    started: float,
+) -> dict[str, Any]:
+    """manifest.json: counts, resume and cache figures, identities, redacted config, versions, time."""
+    n_input = inventory.n_rows
     wall = time.time() - started
     manifest = {
         "status": "committed",
-        "counts": {"input": n_input, "judged": n_judged, "rejected": n_written - n_judged},
+        "counts": {"input": n_input, "judged": n_judged, "rejected": n_input - n_judged},
         "duplicates_rejected": sum(len(v) for v in inventory.duplicates.values()),
         "skipped_files": inventory.skipped,
         "resume": {
@@ -202,7 +246,8 @@ def run(cfg: JobConfig) -> JobResult:
         "versions": package_versions(),
         "config": redacted(cfg),
     }
-    if imported:  # what the import read, wrote, rejected (_imported/_import/rejects.parquet) and skipped
+    if cfg.input.format in ("lm-eval", "opencompass"):
+        # What the import read, wrote, rejected (_imported/_import/rejects.parquet) and skipped.
         from xfinder_ray.storage import read_json
 
         report = read_json(out.join("_imported", "_import", "report.json"))
@@ -217,9 +262,7 @@ def run(cfg: JobConfig) -> JobResult:
             "rejects",
         )
         manifest["import"] = {k: report[k] for k in keep}
-    # commit: readers trust an output only once manifest.json exists, so it is written last.
-    write_json_atomic(out.join("manifest.json"), manifest)
-    return JobResult(manifest, board, out.uri, notes)
+    return manifest
 
 
 def cache_location(cfg: JobConfig, out: Location, extract: ExtractStage) -> Location | None:
