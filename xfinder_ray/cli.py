@@ -224,14 +224,21 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--max-prompt-tokens", type=int, default=TRAINING_MAX_LENGTH - 32)
     sp.set_defaults(make=cmd_prompt)
 
+    from xfinder_ray.extractors import record_extractor_names
+    from xfinder_ray.judging import COMPARATORS
+
     sp = sub.add_parser("extract", help="add `extracted_answer` to each record")
     sp.add_argument(
-        "--extractor", default="rules", help="a registered record-level extractor (default: rules)"
+        "--extractor",
+        default="rules",
+        choices=record_extractor_names(),
+        metavar="NAME",
+        help="a registered record-level extractor (default: rules; also lm-eval, opencompass, ...)",
     )
     sp.set_defaults(make=cmd_extract)
 
     sp = sub.add_parser("judge", help="add `judgment` (reads `extracted_answer` or `extracted`)")
-    sp.add_argument("--math", default="math-verify", choices=("math-verify", "xfinder-compat"))
+    sp.add_argument("--comparator", "--math", dest="math", default="math-verify", choices=COMPARATORS.names())
     sp.set_defaults(make=cmd_judge)
 
     sp = sub.add_parser("score", help="run the scoring job (Ray Data + vLLM) on a config")

@@ -7,6 +7,7 @@ the command line are shorthands for `input.paths=[...]` and `output.path=...`.
 from __future__ import annotations
 
 import copy
+import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,8 @@ from typing import Any, TypeVar
 
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
+
+log = logging.getLogger(__name__)
 
 REDACTED = "***"
 SECRET_KEYS = (
@@ -97,7 +100,8 @@ class XFinderConfig:
 
 @dataclass
 class JudgeConfig:
-    math: str = "math-verify"  # math-verify | xfinder-compat
+    comparator: str = "math-verify"  # a registered comparator: math-verify | xfinder-compat
+    math: str | None = None  # deprecated alias of `comparator` (its old name); set, it wins, with a note
 
 
 @dataclass
@@ -144,6 +148,9 @@ def _shorthand(override: str, position: int = 0) -> str:
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> JobConfig:
     """Load a YAML config (optional) over the schema defaults, then apply dotlist overrides."""
     cfg = load_structured(JobConfig, path, overrides)
+    if cfg.judge.math is not None:  # the key's old name, still read
+        log.warning("config key judge.math is deprecated: use judge.comparator (now %s)", cfg.judge.math)
+        cfg.judge.comparator, cfg.judge.math = cfg.judge.math, None
     _check(cfg)
     return cfg
 
@@ -178,7 +185,7 @@ def load_structured(schema: type[T], path: str | Path | None = None, overrides: 
 
 def _check(cfg: JobConfig) -> None:
     from xfinder_ray.extractors import record_extractor_names
-    from xfinder_ray.judging import MATH_COMPARATORS
+    from xfinder_ray.judging import COMPARATORS
     from xfinder_ray.prompts import CHECKPOINTS, FORMATS
 
     choices = {
@@ -189,7 +196,7 @@ def _check(cfg: JobConfig) -> None:
         "xfinder.checkpoint": (cfg.xfinder.checkpoint, CHECKPOINTS),
         "xfinder.prompt_format": (cfg.xfinder.prompt_format, FORMATS),
         "xfinder.device": (cfg.xfinder.device, ("auto", "gpu", "cpu")),
-        "judge.math": (cfg.judge.math, MATH_COMPARATORS),
+        "judge.comparator": (cfg.judge.comparator, COMPARATORS.names()),
         "input.format": (cfg.input.format, ("auto", "parquet", "jsonl", "lm-eval", "opencompass")),
         "input.on_bad_file": (cfg.input.on_bad_file, ("fail", "skip")),
     }

@@ -85,7 +85,7 @@ def job_fingerprint(cfg: JobConfig, inventory: Inventory, extract: ExtractStage)
         "input": inventory.fingerprint(),
         "columns": dict(cfg.input.columns),
         "extraction": extraction_identity(cfg, extract),
-        "comparator": cfg.judge.math,
+        "comparator": cfg.judge.comparator,
     }
 
 
@@ -104,7 +104,9 @@ def run(cfg: JobConfig) -> JobResult:
     fingerprint = job_fingerprint(cfg, inventory, extract)
     progress = open_output(out, fingerprint, overwrite=cfg.output.overwrite, resume=cfg.output.resume)
     cache = cache_location(cfg, out, extract)
-    sink = OutputSink(out.join("judgments"), out.join("rejects"), extract.identity, cfg.judge.math, cache)
+    sink = OutputSink(
+        out.join("judgments"), out.join("rejects"), extract.identity, cfg.judge.comparator, cache
+    )
     score_rows(cfg, inventory, progress, extract, cache, sink)
     by_task, by_model = aggregate(cfg, out, imported)
     board = write_tables(out.join("accuracy"), by_task, by_model, extract.identity)
@@ -167,7 +169,7 @@ def score_rows(
         judge_batch,
         batch_format="pandas",
         batch_size=batch,
-        fn_kwargs=dict(math=cfg.judge.math, parse=extract.needs_parse),
+        fn_kwargs=dict(math=cfg.judge.comparator, parse=extract.needs_parse),
     )
     try:
         judged.write_datasink(sink)
@@ -238,7 +240,7 @@ def build_manifest(
             "share": round(sink.counts["routed"] / n_judged, 4) if n_judged else 0.0,
         },
         "extractor": extract.identity,
-        "comparator": cfg.judge.math,
+        "comparator": cfg.judge.comparator,
         "notes": notes,
         "wall_time_s": round(wall, 3),
         "records_per_s": round((n_input - progress.rows_done) / wall, 2) if wall else None,

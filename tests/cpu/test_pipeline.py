@@ -163,6 +163,16 @@ def test_any_registered_record_extractor_scores_the_job(ray_local, tmp_path):
     assert len(sky) and (sky["extracted_answer"] == "B").all()
 
 
+def test_comparator_key_and_its_deprecated_alias():
+    assert load_config("configs/local.yaml", ["output=/tmp/o"]).judge.comparator == "math-verify"
+    cfg = load_config("configs/local.yaml", ["output=/tmp/o", "judge.comparator=xfinder-compat"])
+    assert cfg.judge.comparator == "xfinder-compat"
+    old = load_config("configs/local.yaml", ["output=/tmp/o", "judge.math=xfinder-compat"])
+    assert old.judge.comparator == "xfinder-compat" and old.judge.math is None
+    with pytest.raises(ConfigError, match="judge.comparator"):
+        load_config("configs/local.yaml", ["output=/tmp/o", "judge.comparator=exact"])
+
+
 def test_config_errors_are_clear():
     with pytest.raises(ConfigError, match="Did you mean: 'name'"):
         load_config("configs/local.yaml", ["extractor.nme=rules"])

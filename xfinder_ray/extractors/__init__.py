@@ -10,36 +10,34 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xfinder_ray.records import Record
+from xfinder_ray.registry import Registry
 
 RecordExtractor = Callable[[Record], str]
 
-_RECORD_EXTRACTORS: dict[str, tuple[Callable[[], RecordExtractor], Callable[[], str]]] = {}
+# name -> (factory returning a Record -> key answer function, identity returning its version string)
+EXTRACTORS: Registry[tuple[Callable[[], RecordExtractor], Callable[[], str]]] = Registry("extractor")
 
 
 def register_record_extractor(name: str, identity: Callable[[], str]):
     """Register a factory returning a Record -> key answer function; `identity` names its version."""
 
     def deco(factory: Callable[[], RecordExtractor]) -> Callable[[], RecordExtractor]:
-        if name in _RECORD_EXTRACTORS:
-            raise ValueError(f"extractor {name!r} is already registered")
-        _RECORD_EXTRACTORS[name] = (factory, identity)
+        EXTRACTORS.register(name, (factory, identity))
         return factory
 
     return deco
 
 
 def record_extractor_names() -> list[str]:
-    return sorted(_RECORD_EXTRACTORS)
+    return EXTRACTORS.names()
 
 
 def get_record_extractor(name: str) -> RecordExtractor:
-    if name not in _RECORD_EXTRACTORS:
-        raise ValueError(f"unknown extractor {name!r}; registered: {', '.join(record_extractor_names())}")
-    return _RECORD_EXTRACTORS[name][0]()
+    return EXTRACTORS.get(name)[0]()
 
 
 def extractor_identity(name: str) -> str:
-    return _RECORD_EXTRACTORS[name][1]()
+    return EXTRACTORS.get(name)[1]()
 
 
 def _rules_identity() -> str:

@@ -10,20 +10,36 @@ non-math answers with xFinder's rule plus option-text mapping; "xfinder-compat" 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..records import NO_VALID_ANSWER, parse_answer_range
+from ..registry import Registry
 from .math_equiv import math_equivalent, stats, warm_up
 from .text import option_equal, text_equal
 from .xfinder_compat import compat_equal
 
-MATH_COMPARATORS = ("math-verify", "xfinder-compat")
-
-__all__ = ["MATH_COMPARATORS", "judge", "stats", "warm_up"]
+__all__ = ["COMPARATORS", "MATH_COMPARATORS", "judge", "stats", "warm_up"]
 
 
 def _is_no_valid_answer(text: str) -> bool:
     return text.strip().casefold() == NO_VALID_ANSWER.casefold()
+
+
+def _math_verify(key_answer_type: str, answer_range: Any, extracted: str, correct_answer: str) -> bool:
+    if key_answer_type == "math":
+        return math_equivalent(extracted, correct_answer)
+    if key_answer_type == "alphabet_option":
+        return option_equal(extracted, correct_answer, answer_range)
+    return text_equal(extracted, correct_answer)
+
+
+# name -> (key_answer_type, parsed range, extracted, correct) -> verdict; [No valid answer] is handled
+# before any of them (never correct).
+COMPARATORS: Registry[Callable[[str, Any, str, str], bool]] = Registry("comparator")
+COMPARATORS.register("math-verify", _math_verify)
+COMPARATORS.register("xfinder-compat", compat_equal)
+MATH_COMPARATORS = tuple(COMPARATORS.names())  # ("math-verify", "xfinder-compat"), as before
 
 
 def judge(
@@ -41,17 +57,12 @@ def judge(
     unknown key_answer_type or a malformed range. Never raises for any answer text, and a math
     comparison takes at most ~2 s whatever the strings.
     """
-    if math not in MATH_COMPARATORS:
+    if math not in COMPARATORS:
         raise ValueError(f"unknown math comparator {math!r}; expected one of {', '.join(MATH_COMPARATORS)}")
+    compare = COMPARATORS.get(math)
     answer_range = parse_answer_range(standard_answer_range, key_answer_type)
     extracted = "" if extracted is None else str(extracted)
     correct_answer = "" if correct_answer is None else str(correct_answer)
     if _is_no_valid_answer(extracted):
         return False
-    if math == "xfinder-compat":
-        return compat_equal(key_answer_type, answer_range, extracted, correct_answer)
-    if key_answer_type == "math":
-        return math_equivalent(extracted, correct_answer)
-    if key_answer_type == "alphabet_option":
-        return option_equal(extracted, correct_answer, answer_range)  # type: ignore[arg-type]
-    return text_equal(extracted, correct_answer)
+    return compare(key_answer_type, answer_range, extracted, correct_answer)
