@@ -20,6 +20,7 @@ from xfinder_ray.pipeline import run
 from xfinder_ray.prompts import render_prompt
 from xfinder_ray.records import FIELDS, NO_VALID_ANSWER, parse_answer_range, validate
 from xfinder_ray.sample_data import read_sample
+from xfinder_ray.stages.route import ROUTED_BY
 
 pytestmark = [pytest.mark.ray, pytest.mark.vllm, pytest.mark.slow]
 
@@ -61,13 +62,15 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
 
     j = pd.read_parquet(tmp_path / "out-in" / "judgments").set_index("record_id")
     assert len(j) == 8 and j["judgment"].notna().all()
-    assert set(j["extractor"]) == {m["extractor"], "router:strict-1"}
+    assert set(j["extractor"]) == {m["extractor"], ROUTED_BY}
 
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(smollm2_model))
     assert m["router"] == {"mode": "strict", "routed": len(routed), "share": round(len(routed) / 8, 4)}
-    assert set(j.index[j["extractor"] == "router:strict-1"]) == routed
+    assert set(j.index[j["extractor"] == ROUTED_BY]) == routed
+    assert (j.loc[sorted(routed), "confidence"] == "certain").all()  # the tier the router settles
+    assert j.loc[[i for i in j.index if i not in routed], "confidence"].isna().all()  # model rows: none
     for r in picked:
         row = j.loc[r["record_id"]]
         rng = parse_answer_range(r["standard_answer_range"], r["key_answer_type"])
