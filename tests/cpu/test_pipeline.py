@@ -163,6 +163,32 @@ def test_any_registered_record_extractor_scores_the_job(ray_local, tmp_path):
     assert len(sky) and (sky["extracted_answer"] == "B").all()
 
 
+def test_rerunning_a_job_gives_identical_judgments(ray_local, tmp_path):
+    # Reproducible verdicts: the same input and config give the same judgments and tables.
+    inp = tmp_path / "in"
+    inp.mkdir()
+    write_parquet(inp / "a.parquet", make_rows(600, seed=3))
+    outputs = []
+    for name in ("first", "second"):
+        cfg = load_config(
+            "configs/local.yaml", [f"input={inp}", f"output={tmp_path / name}", "extractor.name=rules"]
+        )
+        run(cfg)
+        j = pd.read_parquet(tmp_path / name / "judgments").sort_values("record_id").reset_index(drop=True)
+        m = json.loads((tmp_path / name / "manifest.json").read_text())
+        timing = ("wall_time_s", "records_per_s", "started_at", "config")
+        outputs.append(
+            (
+                j,
+                (tmp_path / name / "accuracy" / "by_model_task.csv").read_text(),
+                {k: v for k, v in m.items() if k not in timing},
+            )
+        )
+    (j1, t1, m1), (j2, t2, m2) = outputs
+    pd.testing.assert_frame_equal(j1, j2)
+    assert t1 == t2 and m1 == m2
+
+
 def test_comparator_key_and_its_deprecated_alias():
     assert load_config("configs/local.yaml", ["output=/tmp/o"]).judge.comparator == "math-verify"
     cfg = load_config("configs/local.yaml", ["output=/tmp/o", "judge.comparator=xfinder-compat"])

@@ -248,7 +248,10 @@ def test_passthrough_columns_intact(vllm_stage_run):
 @pytest.mark.slow
 @pytest.mark.ray
 @pytest.mark.timeout(420)
-def test_greedy_is_deterministic(vllm_stage_run):
+def test_identical_prompts_in_a_batch_share_one_generation(vllm_stage_run):
+    # What the stage guarantees (its pack step): one engine request per distinct prompt in a batch.
+    order = [r["record_id"] for r in vllm_stage_run.inputs]
+    assert order.index("dup-of-r00") == order.index("r00") + 1  # the fixture keeps pairs adjacent
     outs = _by_id(vllm_stage_run.outputs)
     for src in ("r00", "r05"):
         dup = outs[f"dup-of-{src}"]
