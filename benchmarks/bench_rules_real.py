@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         default=500,
         help="warm-up records (shipped sample, every type) for (a) and the baseline",
     )
-    ap.add_argument("--repeats", type=int, default=1, help="(a): timed passes per extractor, best kept")
+    ap.add_argument("--repeats", type=int, default=3, help="(a): timed passes per extractor, best kept")
     ap.add_argument("--rows", type=int, default=100_000, help="(b): records for the whole job")
     ap.add_argument("--file-rows", type=int, default=25_000, help="(b): rows per input Parquet file")
     ap.add_argument(

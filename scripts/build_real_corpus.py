@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from xfinder_ray.records import MATH_ANSWER_RANGE, InvalidRecord, validate  # noqa: E402
+from xfinder_ray.records import FIELDS, MATH_ANSWER_RANGE, InvalidRecord, validate  # noqa: E402
 
 REPO = "WildEval/ZeroEval"
 # The repository's HEAD when the corpus was built (the same commit real_dev.jsonl's GSM8K/MATH come from).
@@ -66,16 +66,7 @@ MATH_TASKS = {"gsm": ("GSM8K", 300), "math-l5": ("MATH-L5", 300)}
 SEED = 20241201
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 DEFAULT_EXCLUDE = ROOT.parent / "shared" / "data" / "real_dev.jsonl"
-COLUMNS = (
-    "record_id",
-    "model",
-    "task",
-    "key_answer_type",
-    "question",
-    "llm_output",
-    "standard_answer_range",
-    "correct_answer",
-)
+COLUMNS = FIELDS  # the job's input record schema (xfinder_ray.records)
 SOURCE_TYPE = pa.struct([(k, pa.string()) for k in ("repo", "commit", "file", "id")])
 SCHEMA = pa.schema([*[(c, pa.string()) for c in COLUMNS], ("source", SOURCE_TYPE)])
 
