@@ -185,6 +185,7 @@ def load_structured(schema: type[T], path: str | Path | None = None, overrides: 
 
 def _check(cfg: JobConfig) -> None:
     from xfinder_ray.extractors import record_extractor_names
+    from xfinder_ray.importers.formats import FORMATS as IMPORT_FORMATS
     from xfinder_ray.judging import COMPARATORS
     from xfinder_ray.prompts import CHECKPOINTS, FORMATS
 
@@ -197,7 +198,7 @@ def _check(cfg: JobConfig) -> None:
         "xfinder.prompt_format": (cfg.xfinder.prompt_format, FORMATS),
         "xfinder.device": (cfg.xfinder.device, ("auto", "gpu", "cpu")),
         "judge.comparator": (cfg.judge.comparator, COMPARATORS.names()),
-        "input.format": (cfg.input.format, ("auto", "parquet", "jsonl", "lm-eval", "opencompass")),
+        "input.format": (cfg.input.format, ("auto", "parquet", "jsonl", *IMPORT_FORMATS)),
         "input.on_bad_file": (cfg.input.on_bad_file, ("fail", "skip")),
     }
     for key, (value, allowed) in choices.items():

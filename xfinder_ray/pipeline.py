@@ -117,6 +117,13 @@ def run(cfg: JobConfig) -> JobResult:
     return JobResult(manifest, board, out.uri, notes)
 
 
+def is_import_format(fmt: str) -> bool:
+    """A framework's output format (lm-eval, opencompass: importers.READERS), not plain records."""
+    from xfinder_ray.importers.formats import FORMATS
+
+    return fmt in FORMATS
+
+
 def retry_storage_errors_in_map_tasks() -> None:
     """Ray Data retries reads and file writes on storage errors but not map tasks; our sink writes from
     a map task, so give those the same retries (part files are atomic and named by content: no
@@ -129,7 +136,7 @@ def retry_storage_errors_in_map_tasks() -> None:
 def import_inputs(cfg: JobConfig, out: Location) -> tuple[Any, list[str]]:
     """lm-eval / OpenCompass files -> <output>/_imported/records.parquet, then read like any Parquet
     input. The input config to read, and the imported files (none for plain record files)."""
-    if cfg.input.format not in ("lm-eval", "opencompass"):
+    if not is_import_format(cfg.input.format):
         return cfg.input, []
     from dataclasses import replace
 
@@ -248,7 +255,7 @@ def build_manifest(
         "versions": package_versions(),
         "config": redacted(cfg),
     }
-    if cfg.input.format in ("lm-eval", "opencompass"):
+    if is_import_format(cfg.input.format):
         # What the import read, wrote, rejected (_imported/_import/rejects.parquet) and skipped.
         from xfinder_ray.storage import read_json
 

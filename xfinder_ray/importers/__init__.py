@@ -17,7 +17,9 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "FORMATS": "core",
+    "FORMATS": "formats",
+    "READERS": "formats",
+    "Reader": "formats",
     "META_DIR": "core",
     "RECORDS_FILE": "core",
     "RECORD_SCHEMA": "core",

@@ -18,7 +18,9 @@ def add_import_parser(sub: Any) -> argparse.ArgumentParser:
             "DIR/_import/report.json. Then: xfinder-ray score input=DIR output=... (docs/importing.md)"
         ),
     )
-    sp.add_argument("format", choices=("lm-eval", "opencompass"))
+    from xfinder_ray.importers.formats import FORMATS
+
+    sp.add_argument("format", choices=FORMATS)
     sp.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (local, file://, s3://)")
     sp.add_argument("--output", "-o", required=True, metavar="DIR", help="folder to write (local or s3://)")
     sp.add_argument(

@@ -9,6 +9,7 @@ writes it or rejects it with the reason. Nothing is dropped silently:
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import logging
 import os
@@ -25,6 +26,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from xfinder_ray import records
+from xfinder_ray.importers.formats import READERS, Reader
 from xfinder_ray.importers.task_map import TaskMap, TaskMapSource, Unrecoverable, load_task_map, recover
 from xfinder_ray.storage import Location, exists, resolve, write_json_atomic
 
@@ -383,7 +385,7 @@ def convert(
     return report
 
 
-FORMATS = ("lm-eval", "opencompass")
+# The import formats and their readers: xfinder_ray/importers/formats.py (light, for the CLI and config).
 
 
 def import_files(
@@ -398,14 +400,9 @@ def import_files(
 ) -> ImportReport:
     """Read `fmt` output files under `paths` and write `output`/records.parquet (job input schema +
     source_* columns), `output`/_import/rejects.parquet and `output`/_import/report.json."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown import format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    reader: Reader = importlib.import_module(READERS.get(fmt))  # type: ignore[assignment]
     tm = task_map if isinstance(task_map, TaskMap) else load_task_map(task_map)
     out = resolve(output, storage)
-    if fmt == "lm-eval":
-        from xfinder_ray.importers import lm_eval as reader
-    else:
-        from xfinder_ray.importers import opencompass as reader  # type: ignore[no-redef]
     found = reader.find_files(list(paths), storage)
     notes = list(found.notes)
     events: Iterator[Sample | Skipped] = reader.read(
