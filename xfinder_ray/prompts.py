@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xfinder_ray.records import AnswerRange, range_repr
+from xfinder_ray.registry import Registry
 
 CHECKPOINTS = ("xFinder-qwen1505", "xFinder-llama38it")
-FORMATS = ("training", "xfinder-package", "opencompass")
 TRAINING_MAX_LENGTH = 2048  # xtuner max_length used for both checkpoints
 
 SYSTEM_SHORT = (
@@ -66,20 +66,42 @@ class PromptFormat:
     instruction: str
 
 
+# Prompt formats (`xfinder.prompt_format`): name -> the format for a checkpoint.
+PROMPT_FORMATS: Registry[Callable[[str], PromptFormat]] = Registry("prompt format")
+
+
+@PROMPT_FORMATS.register("training")
+def _training(checkpoint: str) -> PromptFormat:
+    # Both checkpoints were fine-tuned with xtuner's default template, whatever their base model.
+    return PromptFormat("training", TEMPLATE_XTUNER_DEFAULT, SYSTEM_FULL, INSTRUCTION)
+
+
+def _chat_template(checkpoint: str) -> str:
+    return TEMPLATE_LLAMA3 if checkpoint == "xFinder-llama38it" else TEMPLATE_XTUNER_DEFAULT
+
+
+@PROMPT_FORMATS.register("xfinder-package")
+def _xfinder_package(checkpoint: str) -> PromptFormat:
+    return PromptFormat("xfinder-package", _chat_template(checkpoint), SYSTEM_SHORT, "")
+
+
+@PROMPT_FORMATS.register("opencompass")
+def _opencompass(checkpoint: str) -> PromptFormat:
+    return PromptFormat("opencompass", _chat_template(checkpoint), SYSTEM_FULL, INSTRUCTION_OPENCOMPASS)
+
+
+# The registered formats, the training format (the default) first.
+FORMATS = ("training", *(n for n in PROMPT_FORMATS.names() if n != "training"))
+
+
 def prompt_format(checkpoint: str, fmt: str = "training") -> PromptFormat:
     if checkpoint not in CHECKPOINTS:
         raise ValueError(
             f"unknown xFinder checkpoint {checkpoint!r}; expected one of {', '.join(CHECKPOINTS)}"
         )
-    if fmt == "training":
-        # Both checkpoints were fine-tuned with xtuner's default template, whatever their base model.
-        return PromptFormat(fmt, TEMPLATE_XTUNER_DEFAULT, SYSTEM_FULL, INSTRUCTION)
-    chat = TEMPLATE_LLAMA3 if checkpoint == "xFinder-llama38it" else TEMPLATE_XTUNER_DEFAULT
-    if fmt == "xfinder-package":
-        return PromptFormat(fmt, chat, SYSTEM_SHORT, "")
-    if fmt == "opencompass":
-        return PromptFormat(fmt, chat, SYSTEM_FULL, INSTRUCTION_OPENCOMPASS)
-    raise ValueError(f"unknown prompt format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if fmt not in PROMPT_FORMATS:
+        raise ValueError(f"unknown prompt format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return PROMPT_FORMATS.get(fmt)(checkpoint)
 
 
 def query_text(question: str, llm_output: str, answer_range: AnswerRange) -> str:
