@@ -13,7 +13,8 @@ import threading
 import time
 
 from xfinder_ray.config import load_config
-from xfinder_ray.pipeline import init_ray, run
+from xfinder_ray.job import init_ray
+from xfinder_ray.pipeline import run
 
 
 class ObjectStoreSampler(threading.Thread):

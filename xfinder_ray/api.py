@@ -20,7 +20,8 @@ def score(config: str | None = None, overrides: Sequence[str] = ()) -> Any:
     Ray instance) and return its JobResult (manifest, leaderboard, output path). `config` is a YAML path
     (None: only the overrides and the schema defaults); `overrides` are dotlist items."""
     from xfinder_ray.config import load_config
-    from xfinder_ray.pipeline import init_ray, run
+    from xfinder_ray.job import init_ray
+    from xfinder_ray.pipeline import run
 
     cfg = load_config(config, list(overrides))
     init_ray(cfg)
@@ -31,7 +32,7 @@ def ablate(config: str | None = None, overrides: Sequence[str] = ()) -> Any:
     """Run the ablation job (N extractors x M comparators, docs/ablation.md); its AblationResult."""
     from xfinder_ray.ablation.config import load_ablation_config
     from xfinder_ray.ablation.run import run_ablation
-    from xfinder_ray.pipeline import init_ray
+    from xfinder_ray.job import init_ray
 
     cfg = load_ablation_config(config, list(overrides))
     init_ray(cfg)

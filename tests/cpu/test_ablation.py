@@ -220,3 +220,23 @@ def test_cli_reports_a_bad_config(capsys):
         == 2
     )
     assert "unknown 'nope'" in capsys.readouterr().err
+
+
+def test_ablation_reads_framework_outputs_through_the_import_step(ray_local, tmp_path):
+    # As the scoring job: input.format=lm-eval imports the --log_samples files first.
+    samples = REPO / "tests" / "data" / "importers" / "lm_eval" / "dummy"
+    cfg = load_ablation_config(
+        REPO / "configs" / "ablation.yaml",
+        [
+            f"input={samples}",
+            "input.format=lm-eval",
+            f"output={tmp_path / 'out'}",
+            "ablation.comparators=[math-verify]",
+        ],
+    )
+    cfg.ablation.extractors = ["rules", "lm-eval"]
+    manifest = run_ablation(cfg).manifest
+    imported = pd.read_parquet(tmp_path / "out" / "_imported" / "records.parquet")
+    assert manifest["counts"]["input"] == len(imported) > 0
+    for counts in manifest["counts"]["per_extractor"].values():
+        assert counts["judged"] + counts["rejected"] == len(imported)

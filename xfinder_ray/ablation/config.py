@@ -100,8 +100,13 @@ def check(cfg: AblationJobConfig) -> None:
         raise ConfigError("invalid config: ablation.primary_comparator must be one of ablation.comparators")
     if a.labels not in ("auto", "none"):
         raise ConfigError(f"invalid config: ablation.labels={a.labels!r}; expected auto or none")
-    if cfg.input.format not in ("auto", "parquet", "jsonl"):
-        raise ConfigError("invalid config: input.format must be auto, parquet or jsonl for an ablation")
+    from xfinder_ray.importers.formats import FORMATS as IMPORT_FORMATS
+
+    allowed = ("auto", "parquet", "jsonl", *IMPORT_FORMATS)
+    if cfg.input.format not in allowed:
+        raise ConfigError(
+            f"invalid config: input.format={cfg.input.format!r}; expected one of {', '.join(allowed)}"
+        )
     if not cfg.input.paths:
         raise ConfigError("invalid config: input.paths is empty")
     if min(a.review_limit, a.flips_limit, a.low_confidence_limit) < 0:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -37,19 +37,24 @@ from xfinder_ray.ablation.fanout import (
 )
 from xfinder_ray.ablation.source import LabelledSource
 from xfinder_ray.extractors import extractor_identity
+from xfinder_ray.job import (
+    CountMismatch,
+    commit,
+    import_inputs,
+    package_versions,
+    retry_storage_errors_in_map_tasks,
+    unwrap_bad_file,
+    utc,
+)
 from xfinder_ray.records import FIELDS
 from xfinder_ray.resume import OutputExists
 from xfinder_ray.stages.aggregate import write_table
 from xfinder_ray.stages.inventory import take_inventory
 from xfinder_ray.stages.read import InputSource, read_input
 from xfinder_ray.stages.validate import validate_batch
-from xfinder_ray.storage import Location, exists, remove_tree, resolve, write_bytes_atomic, write_json_atomic
+from xfinder_ray.storage import Location, exists, remove_tree, resolve, write_bytes_atomic
 
 log = logging.getLogger("xfinder_ray")
-
-
-class CountMismatch(RuntimeError):
-    pass
 
 
 @dataclass
@@ -117,8 +122,6 @@ def fan_out(
 ) -> tuple[pd.DataFrame, int, list[dict[str, str]]]:
     """The Ray Data pass; returns the wide table (sorted by input position), the input row count and
     the input files skipped as unreadable."""
-    from xfinder_ray.pipeline import unwrap_bad_file
-
     a = cfg.ablation
     extractors = list(a.extractors) if extractors is None else extractors
     models = models or {}
@@ -243,61 +246,97 @@ def write_rejects(out: Location, wide: pd.DataFrame, extractors: list[str]) -> i
 
 
 def run_ablation(cfg: AblationJobConfig) -> AblationResult:
-    """Run the whole job on an initialised Ray; returns the manifest (also written, last)."""
-    from xfinder_ray.pipeline import package_versions
-
+    """The ablation job on an initialised Ray: [import] -> one read and fan-out (every extractor x every
+    comparator per record) -> judgments and rejects -> comparison tables, review, figures, report ->
+    commit (manifest.json, written last)."""
     started = time.time()
-    a = cfg.ablation
-    comparators, primary = list(a.comparators), cfg.primary
+    retry_storage_errors_in_map_tasks()
     extractors, models, skipped_extractors = model_extractors(cfg)
     out = resolve(cfg.output.path, cfg.storage)
     prepare_output(out, cfg.output.overwrite)
-    identities = {e: model.identity(models[e]) if e in models else extractor_identity(e) for e in extractors}
-
-    wide, n_input, skipped = fan_out(cfg, out, extractors, models)
-    counts = reconcile(wide, n_input, extractors, comparators)
-    judgments = write_judgments(out, wide, extractors, comparators)
+    input_cfg, _ = import_inputs(cfg, out)  # lm-eval / OpenCompass outputs, as in the scoring job
+    wide, n_input, skipped = fan_out(replace(cfg, input=input_cfg), out, extractors, models)
+    counts = reconcile(wide, n_input, extractors, cfg.ablation.comparators)
+    judgments = write_judgments(out, wide, extractors, cfg.ablation.comparators)
     n_rejects = write_rejects(out, wide, extractors)
+    tables = comparison_tables(cfg, out, wide, extractors)
+    review, low = review_tables(cfg, out, wide, extractors, models)
+    pngs = write_figures(out, tables, wide, extractors, models, cfg.primary)
+    write_report(cfg, out, tables, counts, n_input, extractors, models, skipped_extractors, pngs, low)
+    manifest = ablation_manifest(
+        cfg,
+        counts,
+        judgments,
+        n_rejects,
+        review,
+        low,
+        tables,
+        pngs,
+        skipped,
+        extractors,
+        models,
+        skipped_extractors,
+    )
+    manifest["wall_time_s"] = round(time.time() - started, 3)
+    manifest["started_at"] = utc(started)
+    commit(out, manifest)
+    return AblationResult(manifest, out.uri, tables["summary"])
 
-    # comparison/
-    cmp_loc = out.join("comparison")
+
+def comparison_tables(
+    cfg: AblationJobConfig, out: Location, wide: pd.DataFrame, extractors: list[str]
+) -> dict[str, pd.DataFrame]:
+    """comparison/: accuracy per model x task, a summary, agreement, ranks, Kendall tau, rank flips, and
+    accuracy against labels where the input has them."""
+    a, comparators = cfg.ablation, list(cfg.ablation.comparators)
     accuracy = compare.accuracy_table(wide, extractors, comparators)
     summary = accuracy.groupby(["extractor", "comparator"], sort=False)[["n", "correct"]].sum().reset_index()
     summary["accuracy"] = summary["correct"] / summary["n"]
     agreement = compare.agreement_table(wide, extractors, comparators)
     ranks = compare.rank_table(accuracy)
-    taus = compare.tau_table(ranks, extractors)
-    flips = compare.rank_flips(ranks, extractors, a.flips_limit)
-    labelled = bool(wide["gold_key_answer"].notna().any()) if len(wide) else False
     tables = {
         "accuracy": accuracy,
         "summary": summary,
         "agreement": agreement,
         "ranks": ranks,
-        "kendall_tau": taus,
-        "rank_flips": flips,
+        "kendall_tau": compare.tau_table(ranks, extractors),
+        "rank_flips": compare.rank_flips(ranks, extractors, a.flips_limit),
     }
-    lab = None
-    if labelled:
-        lab = compare.labelled_accuracy(wide, extractors, comparators)
-        tables["labelled_accuracy"] = lab
+    if len(wide) and bool(wide["gold_key_answer"].notna().any()):
+        tables["labelled_accuracy"] = compare.labelled_accuracy(wide, extractors, comparators)
     for name, df in tables.items():
-        write_table(cmp_loc, name, df)
+        write_table(out.join("comparison"), name, df)
+    return tables
 
-    review = compare.review_table(wide, extractors, primary, a.review_limit)
+
+def review_tables(
+    cfg: AblationJobConfig, out: Location, wide: pd.DataFrame, extractors: list[str], models: dict[str, Any]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """review/: the records the extractors disagree on, and the model's least confident outputs."""
+    a = cfg.ablation
+    review = compare.review_table(wide, extractors, cfg.primary, a.review_limit)
     write_table(out.join("review"), "review", review, csv=False)
-    low = compare.low_confidence_table(wide, list(models), primary, a.low_confidence_limit)
+    low = compare.low_confidence_table(wide, list(models), cfg.primary, a.low_confidence_limit)
     if models:
         write_table(out.join("review"), "low_confidence", low, csv=False)
+    return review, low
 
-    # figures/ and report.html (paths relative to the report)
-    fig_loc = out.join("figures")
-    matrix = compare.agreement_matrix(agreement, primary, extractors)
+
+def write_figures(
+    out: Location,
+    tables: dict[str, pd.DataFrame],
+    wide: pd.DataFrame,
+    extractors: list[str],
+    models: dict[str, Any],
+    primary: str,
+) -> dict[str, tuple[str, bytes]]:
+    """figures/*.png; returns caption -> (file name, bytes) for the report."""
+    matrix = compare.agreement_matrix(tables["agreement"], primary, extractors)
     pngs: dict[str, tuple[str, bytes]] = {}
-    if len(accuracy):
+    if len(tables["accuracy"]):
         pngs["Model ranks per extractor (bump chart)"] = (
             "bump_ranks.png",
-            figures.bump_chart(ranks, extractors, primary),
+            figures.bump_chart(tables["ranks"], extractors, primary),
         )
         pngs["Judgment agreement between extractors"] = (
             "agreement.png",
@@ -306,7 +345,7 @@ def run_ablation(cfg: AblationJobConfig) -> AblationResult:
         for e in extractors:
             pngs[f"Accuracy, models x tasks: {e}"] = (
                 f"accuracy__{figures.slug(e)}.png",
-                figures.accuracy_heatmap(accuracy, e, primary),
+                figures.accuracy_heatmap(tables["accuracy"], e, primary),
             )
         for e in models:
             pngs[f"Confidence: log-probability of the raw output, {e}"] = (
@@ -314,63 +353,102 @@ def run_ablation(cfg: AblationJobConfig) -> AblationResult:
                 figures.logprob_histogram(wide, e, primary),
             )
     for name, data in pngs.values():
-        write_bytes_atomic(fig_loc.join(name), data)
+        write_bytes_atomic(out.join("figures").join(name), data)
+    return pngs
+
+
+def write_report(
+    cfg: AblationJobConfig,
+    out: Location,
+    tables: dict[str, pd.DataFrame],
+    counts: dict[str, Any],
+    n_input: int,
+    extractors: list[str],
+    models: dict[str, Any],
+    skipped_extractors: list[dict[str, str]],
+    pngs: dict[str, tuple[str, bytes]],
+    low: pd.DataFrame,
+) -> None:
+    """report.html: one static page (figure paths relative to it)."""
+    primary = cfg.primary
     count_rows = pd.DataFrame(
         [{"extractor": e, "input": n_input, **v} for e, v in counts["per_extractor"].items()]
     )
+    lab = tables.get("labelled_accuracy")
     lab_view = None
     if lab is not None:
         lab_view = lab[(lab["comparator"] == primary) & (lab["group_by"] != "tag")].drop(
             columns=["comparator"]
         )
     page = report.render(
-        title=f"xfinder-ray ablation: {len(extractors)} extractors x {len(comparators)} comparators",
+        title=f"xfinder-ray ablation: {len(extractors)} extractors x {len(cfg.ablation.comparators)} comparators",
         counts=count_rows,
-        overall=summary,
-        agreement=matrix,
-        taus=taus,
-        flips=flips,
+        overall=tables["summary"],
+        agreement=compare.agreement_matrix(tables["agreement"], primary, extractors),
+        taus=tables["kendall_tau"],
+        flips=tables["rank_flips"],
         labelled=lab_view,
         figures={caption: f"figures/{name}" for caption, (name, _) in pngs.items()},
         primary=primary,
         skipped=skipped_extractors,
         low_confidence=low if models else None,
-        low_confidence_limit=a.low_confidence_limit,
+        low_confidence_limit=cfg.ablation.low_confidence_limit,
     )
     write_bytes_atomic(out.join("report.html"), page.encode("utf-8"))
 
-    wall = time.time() - started
-    manifest = {
+
+def output_index(
+    extractors: list[str],
+    comparators: list[str],
+    tables: dict[str, pd.DataFrame],
+    pngs: dict[str, tuple[str, bytes]],
+    with_models: bool,
+) -> dict[str, Any]:
+    """Where each output is, relative to the output folder (the manifest's `outputs`)."""
+    return {
+        "records": "records/",
+        "judgments": {f"{e}|{c}": f"judgments/{combo_name(e, c)}/" for e in extractors for c in comparators},
+        "rejects": "rejects/rejects.parquet",
+        "comparison": sorted(f"comparison/{n}.{{parquet,csv}}" for n in tables),
+        "review": "review/review.parquet",
+        "low_confidence": "review/low_confidence.parquet" if with_models else None,
+        "figures": sorted(f"figures/{name}" for name, _ in pngs.values()),
+        "report": "report.html",
+    }
+
+
+def ablation_manifest(
+    cfg: AblationJobConfig,
+    counts: dict[str, Any],
+    judgments: Any,
+    n_rejects: int,
+    review: pd.DataFrame,
+    low: pd.DataFrame,
+    tables: dict[str, pd.DataFrame],
+    pngs: dict[str, tuple[str, bytes]],
+    skipped: list[dict[str, str]],
+    extractors: list[str],
+    models: dict[str, Any],
+    skipped_extractors: list[dict[str, str]],
+) -> dict[str, Any]:
+    """manifest.json (the job adds wall time and start): counts, outputs, identities, config, versions."""
+    return {
         "status": "committed",
         "counts": counts,
         "judgments": judgments,
         "rejects_rows": n_rejects,
         "review_rows": len(review),
         "low_confidence_rows": len(low) if models else None,
-        "labelled": labelled,
+        "labelled": "labelled_accuracy" in tables,
         "skipped_files": skipped,
-        "extractors": identities,
+        "extractors": {
+            e: model.identity(models[e]) if e in models else extractor_identity(e) for e in extractors
+        },
         "skipped_extractors": skipped_extractors,
         "notes": [f"skipped {s['extractor']}: {s['reason']}" for s in skipped_extractors],
-        "comparators": comparators,
-        "primary_comparator": primary,
-        "outputs": {
-            "records": "records/",
-            "judgments": {
-                f"{e}|{c}": f"judgments/{combo_name(e, c)}/" for e in extractors for c in comparators
-            },
-            "rejects": "rejects/rejects.parquet",
-            "comparison": sorted(f"comparison/{n}.{{parquet,csv}}" for n in tables),
-            "review": "review/review.parquet",
-            "low_confidence": "review/low_confidence.parquet" if models else None,
-            "figures": sorted(f"figures/{name}" for name, _ in pngs.values()),
-            "report": "report.html",
-        },
-        "wall_time_s": round(wall, 3),
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "comparators": list(cfg.ablation.comparators),
+        "primary_comparator": cfg.primary,
+        "outputs": output_index(extractors, cfg.ablation.comparators, tables, pngs, bool(models)),
         "versions": package_versions(),
         "config": as_dict(cfg),
     }
-    # commit: readers trust an output only once manifest.json exists, so it is written last.
-    write_json_atomic(out.join("manifest.json"), manifest)
-    return AblationResult(manifest, out.uri, summary)
