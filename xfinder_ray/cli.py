@@ -93,22 +93,14 @@ def cmd_prompt(args: argparse.Namespace) -> RowFn:
 
 
 def cmd_extract(args: argparse.Namespace) -> RowFn:
-    from xfinder_ray.extractors import get_record_extractor
+    from xfinder_ray.extractors import get_scored_extractor
 
-    if args.extractor == "rules":  # rules also says how sure it is
-        from xfinder_ray.extractors import rules
-
-        def fn(row: dict[str, Any]) -> dict[str, Any]:
-            rec = _valid(row)
-            e = rules.extract_scored(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
-            return {**row, "extracted_answer": e.answer, "confidence": e.confidence}
-
-        return fn
-    extract = get_record_extractor(args.extractor)
+    extract = get_scored_extractor(args.extractor)
 
     def fn(row: dict[str, Any]) -> dict[str, Any]:
-        rec = _valid(row)
-        return {**row, "extracted_answer": extract(rec)}
+        answer, tier = extract(_valid(row))
+        # rules also says how sure it is; the other extractors add no confidence field
+        return {**row, "extracted_answer": answer, **({"confidence": tier} if tier is not None else {})}
 
     return fn
 

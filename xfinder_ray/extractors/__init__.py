@@ -40,6 +40,21 @@ def extractor_identity(name: str) -> str:
     return EXTRACTORS.get(name)[1]()
 
 
+def get_scored_extractor(name: str) -> Callable[[Record], tuple[str, str | None]]:
+    """Record -> (key answer, confidence tier). Only `rules` rates its extractions (certain | likely |
+    unsure); every other record-level extractor gives None as its tier."""
+    if name == "rules":
+        from xfinder_ray.extractors import rules
+
+        def scored(rec: Record) -> tuple[str, str | None]:
+            e = rules.extract_scored(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
+            return e.answer, e.confidence
+
+        return scored
+    extract = get_record_extractor(name)
+    return lambda rec: (extract(rec), None)
+
+
 def _rules_identity() -> str:
     from xfinder_ray.extractors import rules
 

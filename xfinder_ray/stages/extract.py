@@ -14,7 +14,7 @@ import pandas as pd
 import ray
 
 from xfinder_ray.config import JobConfig
-from xfinder_ray.extractors import extractor_identity, get_record_extractor, rules
+from xfinder_ray.extractors import extractor_identity, get_scored_extractor
 from xfinder_ray.records import FIELDS, validate
 
 
@@ -27,30 +27,17 @@ class ExtractStage:
     needs_parse: bool
 
 
-def rules_batch(batch: pd.DataFrame) -> pd.DataFrame:
-    """Extract valid rows, with each extraction's confidence tier; rejected rows pass through."""
+def record_batch(batch: pd.DataFrame, *, name: str) -> pd.DataFrame:
+    """A registered record-level extractor (`rules`, or a RegEx baseline such as `lm-eval`) over the
+    valid rows, with each extraction's confidence tier where it has one; rejected rows pass through."""
+    extract = get_scored_extractor(name)
     outputs: list[str | None] = []
     tiers: list[str | None] = []
     for row, reason in zip(batch[list(FIELDS)].to_dict("records"), batch["reject_reason"], strict=True):
-        if isinstance(reason, str):
-            outputs.append(None)
-            tiers.append(None)
-            continue
-        rec = validate(row)
-        e = rules.extract_scored(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
-        outputs.append(e.answer)
-        tiers.append(e.confidence)
+        answer, tier = (None, None) if isinstance(reason, str) else extract(validate(row))
+        outputs.append(answer)
+        tiers.append(tier)
     return batch.assign(raw_output=outputs, confidence=tiers, prompt_tokens=None, truncated=False)
-
-
-def record_batch(batch: pd.DataFrame, *, name: str) -> pd.DataFrame:
-    """Any registered record-level extractor (the RegEx baselines: `extractor.name=lm-eval`)."""
-    extract = get_record_extractor(name)
-    outputs = [
-        None if isinstance(reason, str) else extract(validate(row))
-        for row, reason in zip(batch[list(FIELDS)].to_dict("records"), batch["reject_reason"], strict=True)
-    ]
-    return batch.assign(raw_output=outputs, confidence=None, prompt_tokens=None, truncated=False)
 
 
 def model_is_local(source: str) -> bool:
@@ -59,12 +46,7 @@ def model_is_local(source: str) -> bool:
 
 def build_extract_stage(cfg: JobConfig) -> ExtractStage:
     name = cfg.extractor.name
-    if name == "rules":
-        ident = f"rules:{extractor_identity('rules')}"
-        return ExtractStage(
-            "rules", ident, lambda ds: ds.map_batches(rules_batch, batch_format="pandas"), False, False
-        )
-    if name != "xfinder":  # a registered record-level extractor
+    if name != "xfinder":  # a registered record-level extractor: rules (the default) or a baseline
         return ExtractStage(
             name,
             f"{name}:{extractor_identity(name)}",
