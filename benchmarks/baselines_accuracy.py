@@ -23,7 +23,7 @@ from pathlib import Path
 
 from xfinder_ray.extractors import extractor_identity, get_record_extractor
 from xfinder_ray.extractors.baselines import BASELINES
-from xfinder_ray.extractors.rules_eval import load_judge, load_rows, simple_math_equal
+from xfinder_ray.extractors.rules_eval import extraction_matches, load_judge, load_rows
 from xfinder_ray.records import NO_VALID_ANSWER, validate
 
 DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "kaf_dev.jsonl"
@@ -58,16 +58,7 @@ def score(name: str, rows: list[dict], records: list, judge) -> list[dict]:
     for row, rec in zip(rows, records, strict=True):
         extracted = extract(rec)
         gold = row["gold_key_answer"]
-        if extracted == gold:
-            ext_ok = True
-        elif rec.key_answer_type == "math" and NO_VALID_ANSWER not in (extracted, gold):
-            ext_ok = bool(
-                judge(rec.key_answer_type, rec.answer_range, extracted, gold)
-                if judge
-                else simple_math_equal(extracted, gold)
-            )
-        else:
-            ext_ok = False
+        ext_ok = extraction_matches(rec.key_answer_type, rec.answer_range, extracted, gold, judge)
         verdict = (
             False
             if extracted == NO_VALID_ANSWER or judge is None

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 from xfinder_ray.extractors.router import strict_answer
+from xfinder_ray.extractors.rules_eval import extraction_matches
 from xfinder_ray.judging import judge
-from xfinder_ray.records import NO_VALID_ANSWER, InvalidRecord, validate
+from xfinder_ray.records import InvalidRecord, validate
 from xfinder_ray.sample_data import read_sample
 
 KAF_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "kaf_dev.jsonl"
@@ -30,9 +31,8 @@ def evaluate(name: str, rows: list[dict]) -> dict:
         if answer is None:
             continue
         routed += 1
-        gold = r["gold_key_answer"]
-        exact += answer == gold or (
-            rec.key_answer_type == "math" and gold != NO_VALID_ANSWER and judge("math", None, answer, gold)
+        exact += extraction_matches(
+            rec.key_answer_type, rec.answer_range, answer, r["gold_key_answer"], judge
         )
         judged_ok += (
             judge(rec.key_answer_type, rec.answer_range, answer, rec.correct_answer) == r["gold_judgment"]

@@ -12,9 +12,9 @@ import pytest
 
 from xfinder_ray.extractors import get_record_extractor, rules
 from xfinder_ray.extractors.router import strict_answer
-from xfinder_ray.extractors.rules_eval import load_judge, load_rows, score_rows
-from xfinder_ray.records import NO_VALID_ANSWER, parse_answer_range, validate
+from xfinder_ray.extractors.rules_eval import extraction_matches, load_judge, load_rows, score_rows
 from xfinder_ray.records import NO_VALID_ANSWER as NVA
+from xfinder_ray.records import parse_answer_range, validate
 
 REAL_DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real_dev.jsonl"
 MATH_RANGE = parse_answer_range(None, "math")
@@ -267,12 +267,7 @@ def test_real_dev_ahead_of_every_regex_baseline_per_type(real_rows, real_scores,
     for row, s in zip(real_rows, real_scores, strict=True):
         rec = validate(row)
         got = extract(rec)
-        gold = row["gold_key_answer"]
-        ok = got == gold or (
-            rec.key_answer_type == "math"
-            and NO_VALID_ANSWER not in (got, gold)
-            and judge("math", rec.answer_range, got, gold)
-        )
+        ok = extraction_matches(rec.key_answer_type, rec.answer_range, got, row["gold_key_answer"], judge)
         theirs[rec.key_answer_type].append(ok)
         ours[rec.key_answer_type].append(s["extraction_ok"])
     for kat in ours:
@@ -289,9 +284,8 @@ def test_real_dev_router_precision_and_share(real_rows):
         if answer is None:
             continue
         routed += 1
-        gold = row["gold_key_answer"]
-        exact += answer == gold or (
-            rec.key_answer_type == "math" and gold != NO_VALID_ANSWER and judge("math", None, answer, gold)
+        exact += extraction_matches(
+            rec.key_answer_type, rec.answer_range, answer, row["gold_key_answer"], judge
         )
     assert routed >= 0.35 * len(real_rows)
     assert exact / routed >= 0.995

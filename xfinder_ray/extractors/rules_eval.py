@@ -76,6 +76,18 @@ def load_rows(path: str | Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def extraction_matches(
+    kat: str, answer_range: Any, extracted: str, gold: str, judge: Judge | None = None
+) -> bool:
+    """An extraction is right when it equals `gold_key_answer`; for math also when both are real answers
+    that `judge` (default: the simple stand-in above) finds equivalent."""
+    if extracted == gold:
+        return True
+    if kat != "math" or NO_VALID_ANSWER in (extracted, gold):
+        return False
+    return bool((judge or _fallback_judge)(kat, answer_range, extracted, gold))
+
+
 def score_rows(rows: Iterable[dict[str, Any]], judge: Judge | None = None) -> list[dict[str, Any]]:
     """Extract each row and score it; one dict per row with extracted, extraction_ok, judgment_ok."""
     use_judge = judge if judge is not None else _fallback_judge
@@ -85,12 +97,7 @@ def score_rows(rows: Iterable[dict[str, Any]], judge: Judge | None = None) -> li
         answer_range = parse_answer_range(row["standard_answer_range"], kat)
         extracted = extract(kat, row["question"], row["llm_output"], answer_range)
         gold = row["gold_key_answer"]
-        if extracted == gold:
-            extraction_ok = True
-        elif kat == "math" and NO_VALID_ANSWER not in (extracted, gold):
-            extraction_ok = bool(use_judge(kat, answer_range, extracted, gold))
-        else:
-            extraction_ok = False
+        extraction_ok = extraction_matches(kat, answer_range, extracted, gold, use_judge)
         verdict = (
             False
             if extracted == NO_VALID_ANSWER
