@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from xfinder_ray.extractors.rules import patterns as P
 from xfinder_ray.extractors.rules.text import MAX_MENTION_CANDIDATES
@@ -58,9 +58,8 @@ class CandidateTexts:
 
     def __init__(self, forms: list[tuple[str, str]]):
         # (words, answer), longest first, so "O(n log n)" wins over "O(n)" and "a horse" over "horse".
-        self.forms = sorted(
-            ((fold(f).split(), a) for f, a in forms if fold(f).split()), key=lambda x: -len(" ".join(x[0]))
-        )
+        folded = ((fold(f).split(), a) for f, a in forms)
+        self.forms = sorted(((w, a) for w, a in folded if w), key=lambda x: -len(" ".join(x[0])))
         self.longest = max((len(" ".join(w)) for w, _ in self.forms), default=0)
 
     def __bool__(self) -> bool:
@@ -127,28 +126,22 @@ class Index:
         self.items = items
         self.values = tuple(a for a, _ in items)  # letters for alphabet_option, else candidates
         self.letters = {a.upper(): a for a, _ in items} if kat == ALPHA else {}  # upper -> range's letter
-        self._texts: tuple[dict, dict, CandidateTexts | None, CandidateTexts | None] | None = None
 
-    def _build(self) -> tuple[dict, dict, CandidateTexts | None, CandidateTexts | None]:
-        if self._texts is None:
-            self._texts = _build_texts(self.kat, self.items)
-        return self._texts
-
-    @property
-    def by_key(self) -> dict[str, str]:  # key_of(candidate text) -> answer
-        return self._build()[0]
+    @cached_property
+    def _texts(self) -> tuple[dict[str, str], CandidateTexts | None, CandidateTexts | None]:
+        return _build_texts(self.kat, self.items)
 
     @property
     def own_key(self) -> dict[str, str]:  # answer -> key_of(its text)
-        return self._build()[1]
+        return self._texts[0]
 
     @property
     def prefix_re(self) -> CandidateTexts | None:  # a candidate text at the start of a string
-        return self._build()[2]
+        return self._texts[1]
 
     @property
     def mention_re(self) -> CandidateTexts | None:  # candidate texts anywhere (3+ characters)
-        return self._build()[3]
+        return self._texts[2]
 
 
 _JOINER = re.compile(r"(?<=[^\W\d_])\s{0,2}[/&\-]\s{0,2}(?=[^\W\d_])")
@@ -174,8 +167,7 @@ def _build_index(kat: str, items: tuple[tuple[str, str], ...]) -> Index:
 
 def _build_texts(
     kat: str, items: tuple[tuple[str, str], ...]
-) -> tuple[dict, dict, CandidateTexts | None, CandidateTexts | None]:
-    by_key: dict[str, str] = {}
+) -> tuple[dict[str, str], CandidateTexts | None, CandidateTexts | None]:
     own_key: dict[str, str] = {}
     aliases: list[tuple[str, str]] = []
     for answer, text in items:
@@ -183,23 +175,16 @@ def _build_texts(
         key = key_of(core)
         if not key:
             continue
-        by_key.setdefault(key, answer)
         own_key.setdefault(answer, key)
         aliases.append((core, answer))
         if kat != ALPHA and core.lower().startswith("to ") and len(core) > 5:
             # SIQA-style "to stay home" is also answered as "stay home" (and vice versa, in _parse_label).
             aliases.append((core[3:], answer))
-    for form, answer in aliases:
-        by_key.setdefault(key_of(form), answer)  # exact texts first, so an alias never shadows one
     prefix = CandidateTexts(aliases)
     mention = CandidateTexts(
         [(f, a) for f, a in aliases if len(f) >= 3] if len(items) <= MAX_MENTION_CANDIDATES else []
     )
-    return by_key, own_key, (prefix if prefix else None), (mention if mention else None)
-
-
-def lookup(ix: Index, matched: str) -> str | None:
-    return ix.by_key.get(key_of(matched))
+    return own_key, (prefix if prefix else None), (mention if mention else None)
 
 
 _LETTER_MENTION = re.compile(
@@ -231,10 +216,7 @@ def mentions(
     `bare_letters`, an option letter counts only decorated: "(B)", "option B"."""
     found: list[tuple[int, int, str]] = []
     if ix.mention_re is not None:
-        for m in ix.mention_re.finditer(text, lo, hi):
-            value = m.answer
-            if value is not None:
-                found.append((m.start(), m.end(), value))
+        found.extend((m.start(), m.end(), m.answer) for m in ix.mention_re.finditer(text, lo, hi))
     if ix.kat == ALPHA:
         spans = [(s, e) for s, e, _ in found]
         for m in _LETTER_MENTION.finditer(text, lo, hi):

@@ -124,6 +124,15 @@ def _after_refusal(text: str) -> int:
     return end if text[end:].strip() else len(text)
 
 
+def _answerable_from(text: str) -> int:
+    """Where a fallback may look for the answer: -1 for a cut-off response or one that ends in a
+    refusal; else after the last refusal ("As an AI, I have no feelings, but ..."), or 0."""
+    if truncated(text):
+        return -1
+    lo = _after_refusal(text)
+    return -1 if lo >= len(text) else lo
+
+
 def _list_marker(after: str, value: str, ix: Index) -> bool:
     """ "a) The sense strand is read 5' to 3'...": a letter that opens a sentence other than its
     option's text marks a list item; "A) Paris" and "B, because ..." answer."""
@@ -156,11 +165,8 @@ def _fallback_choice(text: str, question: str, ix: Index) -> str:
         status, value, rest = parse_choice(stripped[:300], ix)
         if status == OK and rest[:1] in (",", ".", "!", ";", ":", "\n"):
             return value
-    if truncated(text):
-        return NO_VALID_ANSWER
-    # After a refusal ("As an AI, I have no feelings, but ..."), only what follows it can answer.
-    lo = _after_refusal(text)
-    if lo >= len(text):
+    lo = _answerable_from(text)
+    if lo < 0:
         return NO_VALID_ANSWER
     # Lines that are nothing but an answer ("A) grateful"); several different ones list the options.
     lines_vals: set[str] = set()
@@ -204,10 +210,8 @@ def _fallback_math(text: str, question: str) -> str:
         status, value, rest = parse_math(stripped, question)
         if status == OK and not rest.strip(EDGE):
             return value
-    if truncated(text):
-        return NO_VALID_ANSWER
-    lo = _after_refusal(text)
-    if lo >= len(text):
+    lo = _answerable_from(text)
+    if lo < 0:
         return NO_VALID_ANSWER
     stripped = text[lo:].strip()
     # The last line with a number: its value after a label ("In total: 15,000 bottles"), after the

@@ -22,6 +22,9 @@ MAX_STRICT = 20_000  # longer responses are never tried with the strict JSON par
 _OBJECT_START = re.compile(r"""\{\s{0,20}["'][A-Za-z_ ]{1,30}["']\s{0,3}:""")
 _OBJECT_CLOSE = re.compile(r"""["']\s{0,20}\}""")
 _BARE_END = re.compile(r"[,}\]\n]|//")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_FENCE_CLOSE = re.compile(r"\s{0,8}```")
+_INNER_VALUE = re.compile(r""":\s{0,3}(?:"([^"\n]{0,200})"|(-?[\d.,]{1,30}))""")
 _HEX4 = re.compile(r"[0-9A-Fa-f]{4}")
 _UNESCAPE = {'"': '"', "\\": "\\", "/": "/"}
 
@@ -83,7 +86,7 @@ def _quoted(text: str, pos: int) -> tuple[str, int, bool]:
 
 def _inner_json_value(value: str) -> str:
     """A value that is itself a JSON object ("{"change": "5.00"}"): its last string or number."""
-    found = re.findall(r""":\s{0,3}(?:"([^"\n]{0,200})"|(-?[\d.,]{1,30}))""", value[:1000])
+    found = _INNER_VALUE.findall(value[:1000])
     if not found:
         return value
     s, n = found[-1]
@@ -120,7 +123,7 @@ def find_fields(text: str) -> list[Field]:
             b = _BARE_END.search(text, pos, pos + 300)
             end = b.start() if b else min(len(text), pos + 300)
             value = text[pos:end].strip()
-            closed = bool(re.fullmatch(r"-?\d+(?:\.\d+)?", value))
+            closed = bool(_NUMBER.fullmatch(value))
         fields.append(Field(key_start, end, value, closed))
     return fields
 
@@ -165,7 +168,7 @@ def block_end(text: str, field: Field) -> int:
     if k < 0:
         return field.end
     k += 1
-    m = re.compile(r"\s{0,8}```").match(text, k)
+    m = _FENCE_CLOSE.match(text, k)
     return m.end() if m else k
 
 

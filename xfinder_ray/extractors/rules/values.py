@@ -6,7 +6,9 @@ import re
 
 from xfinder_ray.extractors.rules import patterns as P
 from xfinder_ray.extractors.rules.candidates import ALPHA, EDGE, Index, is_article, key_of, mentions
+from xfinder_ray.extractors.rules.structured import is_placeholder
 from xfinder_ray.extractors.rules.text import VALUE_WINDOW
+from xfinder_ray.records import NO_VALID_ANSWER
 
 OK, AMBIG, OUT, JUNK, NEG = "ok", "ambig", "out", "junk", "neg"
 
@@ -94,10 +96,8 @@ def _another(rest: str, ix: Index, value: str) -> bool:
     tail = rest[j.end() :]
     if ix.prefix_re is not None:
         m = ix.prefix_re.match(tail)
-        if m:
-            other = m.answer
-            if other is not None and other != value:
-                return True
+        if m and m.answer != value:
+            return True
     if ix.kat == ALPHA:
         m = _OPT_LETTER.match(tail)
         if m:
@@ -135,12 +135,10 @@ def _parse_option(s: str, ix: Index) -> tuple[str, str, str]:
     if ix.prefix_re is not None:
         m = ix.prefix_re.match(s)
         if m and not (len(m.group(0)) == 1 and m.group(0).upper() in ix.letters):
-            value = m.answer
-            if value is not None:
-                rest = s[m.end() :]
-                if _VALUE_NEG.match(rest):
-                    return NEG, "", rest
-                return (AMBIG if _another(rest, ix, value) else OK), value, rest
+            value, rest = m.answer, s[m.end() :]
+            if _VALUE_NEG.match(rest):
+                return NEG, "", rest
+            return (AMBIG if _another(rest, ix, value) else OK), value, rest
     m = _OPT_LETTER.match(s)
     if m:
         raw = m.group("d") or m.group("b")
@@ -159,7 +157,7 @@ def _parse_option(s: str, ix: Index) -> tuple[str, str, str]:
                 mm = ix.prefix_re.match(after)
                 if mm:
                     other = mm.answer
-                    if other is not None and other != value and ix.own_key.get(value) != key_of(mm.group(0)):
+                    if other != value and ix.own_key.get(value) != key_of(mm.group(0)):
                         return AMBIG, value, rest
                     if other == value:
                         rest = after[mm.end() :]
@@ -185,10 +183,7 @@ def _parse_label(s: str, ix: Index) -> tuple[str, str, str]:
         m = ix.prefix_re.match(t)
         if not m:
             continue
-        value = m.answer
-        if value is None:
-            continue
-        rest = t[m.end() :]
+        value, rest = m.answer, t[m.end() :]
         if _VALUE_NEG.match(rest):
             return NEG, "", rest
         return (AMBIG if _another(rest, ix, value) else OK), value, rest
@@ -459,9 +454,6 @@ def _other_letter(rest: str, ix: Index, answer: str) -> bool:
 def resolve_value(value: str | None, question: str, ix: Index | None) -> tuple[str, str]:
     """Resolve a structured answer field: ("ok", answer), ("none", ...) for a value that commits to
     no answer (a placeholder, null, "none of the options", "not B"), or ("ambig"/"junk", ...)."""
-    from xfinder_ray.extractors.rules.structured import is_placeholder
-    from xfinder_ray.records import NO_VALID_ANSWER
-
     if value is None:
         return "none", NO_VALID_ANSWER
     v = " ".join(value.split())[:MAX_FIELD_VALUE].strip().strip("*_`\"'").strip()
