@@ -59,7 +59,7 @@ def main() -> int:
 
     from xfinder_ray.config import XFinderConfig
     from xfinder_ray.devmodels import ensure_smollm2
-    from xfinder_ray.extractors.vllm_stage import CPU_BLOCK_SIZE
+    from xfinder_ray.extractors.vllm import CPU_BLOCK_SIZE
     from xfinder_ray.records import FIELDS
     from xfinder_ray.sample_data import MODELS
 

@@ -18,7 +18,7 @@ Orders (prefix caching on in both):
     build_vllm_stage (what the job runs), with the prompt stage's sort window (its batch size) set to
     `window` rows; the engine-side rate is taken between the first and the last output batch.
 
-Engine settings are the stage's on CPU (vllm_stage.processor_config_kwargs): float32 on CPUs without
+Engine settings are the stage's on CPU (extractors.vllm.processor_config_kwargs): float32 on CPUs without
 AVX512-BF16/AMX, enforce_eager, prefix caching, max_model_len 2048, vLLM's CPU block size (128),
 VLLM_CPU_KVCACHE_SPACE=2; greedy, xFinder's stop strings, `--max-tokens` new tokens at most.
 
@@ -278,7 +278,7 @@ def stage_child(spec_path: str) -> None:
     import pandas as pd
     import ray
 
-    from xfinder_ray.extractors.vllm_stage import VLLMStageConfig, build_vllm_stage
+    from xfinder_ray.extractors.vllm import VLLMStageConfig, build_vllm_stage
     from xfinder_ray.stages.prompt import prompt_batch
     from xfinder_ray.stages.validate import validate_batch
 
@@ -397,7 +397,7 @@ def main() -> None:
     from transformers import AutoTokenizer
 
     from xfinder_ray.devmodels import ensure_smollm2
-    from xfinder_ray.extractors.vllm_stage import XFINDER_STOP, cpu_has_fast_bf16
+    from xfinder_ray.extractors.vllm import XFINDER_STOP, cpu_has_fast_bf16
     from xfinder_ray.records import FIELDS
     from xfinder_ray.sample_data import MODELS
 

@@ -124,7 +124,7 @@ def score_child_cmd(inp: Path, out: Path, overrides: list[str]) -> list[str]:
 def bare_engine_spec(cfg) -> dict:
     """What (b) and the other bare-engine benchmarks build vllm.LLM from: the job's own engine kwargs,
     engine environment and sampling parameters for this config (see the module docstring)."""
-    from xfinder_ray.extractors.vllm_stage import processor_config_kwargs, sampling_params, stage_config_from
+    from xfinder_ray.extractors.vllm import processor_config_kwargs, sampling_params, stage_config_from
 
     stage_cfg = stage_config_from(cfg.xfinder)
     pkw = processor_config_kwargs(stage_cfg, "cpu")

@@ -67,7 +67,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
     from xfinder_ray.devmodels import ensure_smollm2
-    from xfinder_ray.extractors.vllm_stage import XFINDER_STOP, cpu_has_fast_bf16
+    from xfinder_ray.extractors.vllm import XFINDER_STOP, cpu_has_fast_bf16
     from xfinder_ray.prompts import render_prompt
     from xfinder_ray.records import parse_answer_range
 

@@ -29,7 +29,7 @@ Paths:
   bare   vllm.LLM + generate on every prompt, engine kwargs = what the job's vLLM stage passes on GPU
          (processor_config_kwargs(..., "gpu") + configs/default.yaml's gpu_memory_utilization 0.85),
          one engine per model; a warm-up call, then arrival, then (prefix cache reset) grouped.
-  stage  the job's vLLM stage (xfinder_ray.extractors.vllm_stage.build_vllm_stage: ray.data.llm, one
+  stage  the job's vLLM stage (xfinder_ray.extractors.vllm.build_vllm_stage: ray.data.llm, one
          replica, batch_size 128 as configs/default.yaml) on a Ray Dataset of the grouped prompts; rates
          from the first output batch to the last (engine start excluded), measured in the driver.
 
@@ -246,7 +246,7 @@ def length_stats(records: list[dict]) -> dict:
 
 def engine_settings(folder: Path, spec: dict) -> tuple[dict, dict]:
     """(engine kwargs, env vars) exactly as the job's vLLM stage would pass them, plus the dummy loader."""
-    from xfinder_ray.extractors.vllm_stage import VLLMStageConfig, processor_config_kwargs
+    from xfinder_ray.extractors.vllm import VLLMStageConfig, processor_config_kwargs
 
     extra = {"load_format": "dummy", "tokenizer": spec["tokenizer"]}
     if spec["device"] == "gpu":
@@ -270,7 +270,7 @@ def child_bare(spec: dict) -> dict:
     os.environ.update(pkw["runtime_env"]["env_vars"])
     from vllm import LLM, SamplingParams
 
-    from xfinder_ray.extractors.vllm_stage import XFINDER_STOP
+    from xfinder_ray.extractors.vllm import XFINDER_STOP
 
     t0 = time.time()
     llm = LLM(model=pkw["model_source"], **pkw["engine_kwargs"])
@@ -305,7 +305,7 @@ def child_stage(spec: dict) -> dict:
     import pyarrow as pa
     import ray
 
-    from xfinder_ray.extractors.vllm_stage import build_vllm_stage
+    from xfinder_ray.extractors.vllm import build_vllm_stage
 
     folder = Path(spec["folder"])
     _, cfg = engine_settings(folder, spec)

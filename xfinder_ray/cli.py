@@ -127,8 +127,8 @@ def cmd_judge(args: argparse.Namespace) -> RowFn:
 
 
 def _run_job(load: Callable[[], Any], run: Callable[[Any], Any], errors: tuple[type[Exception], ...]) -> Any:
-    """Load a config (ConfigError: exit 2), start or join Ray, run (`errors`: exit 1); the result or the
-    exit code."""
+    """Load a config, start or join Ray, run; the result or the exit code: 2 for a ConfigError, at load
+    or while running (storage.profile naming no profile, gs:// without gcsfs), 1 for `errors`."""
     import logging
 
     from xfinder_ray.config import ConfigError
@@ -149,6 +149,9 @@ def _run_job(load: Callable[[], Any], run: Callable[[Any], Any], errors: tuple[t
     try:
         init_ray(cfg)  # reads only cfg.ray
         return run(cfg)
+    except ConfigError as e:  # storage is resolved in this process, so it is ours, not a RayTaskError
+        print(f"xfinder-ray: {e}", file=sys.stderr)
+        return 2
     except errors as e:
         print(f"xfinder-ray: {e}", file=sys.stderr)
         return 1

@@ -111,6 +111,9 @@ class StorageConfig:
     region: str | None = None
     access_key_id: str | None = field(default=None, repr=False)  # credentials: kept out of repr()
     secret_access_key: str | None = field(default=None, repr=False)
+    # A named AWS profile (AWS_SHARED_CREDENTIALS_FILE / AWS_CONFIG_FILE, else ~/.aws/): s3:// then goes
+    # through s3fs, which reads its keys, role, SSO, region and endpoint_url (docs/deploy.md, Storage).
+    profile: str | None = None
 
 
 @dataclass
@@ -120,6 +123,7 @@ class RayConfig:
     batch_size: int = 1024  # rows per batch in the CPU stages
 
 
+# Same shape as ablation/config.py:AblationJobConfig: each job declares its own sections (schema).
 @dataclass
 class JobConfig:
     input: InputConfig = field(default_factory=InputConfig)
@@ -208,6 +212,11 @@ def _check(cfg: JobConfig) -> None:
             )
     if not cfg.input.paths:
         raise ConfigError("invalid config: input.paths is empty")
+    if cfg.storage.profile is not None and (cfg.storage.access_key_id or cfg.storage.secret_access_key):
+        raise ConfigError(
+            "invalid config: storage.profile and storage.access_key_id/secret_access_key both set; "
+            "the profile holds the keys: set one or the other"
+        )
     if cfg.input.task_map is not None:
         from xfinder_ray.importers import TaskMapError, load_task_map
 

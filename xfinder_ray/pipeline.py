@@ -31,15 +31,14 @@ from xfinder_ray.job import (
     unwrap_bad_file,
     utc,
 )
-from xfinder_ray.prompts import TRAINING_MAX_LENGTH
 from xfinder_ray.resume import OutputExists, open_output, written_positions
 from xfinder_ray.stages.aggregate import build_tables, count_judgments, write_tables
-from xfinder_ray.stages.cache import cache_folder, load_index, lookup_batch, needs_model, no_model
-from xfinder_ray.stages.extract import ExtractStage, build_extract_stage, model_is_local
+from xfinder_ray.stages.cache import lookup_batch
+from xfinder_ray.stages.extract import ExtractStage, build_extract_stage, extract_stats, model_is_local
 from xfinder_ray.stages.inventory import BadInputFile, Inventory, take_inventory
 from xfinder_ray.stages.judge import judge_batch
 from xfinder_ray.stages.prompt import prompt_batch
-from xfinder_ray.stages.read import InputSource, read_input
+from xfinder_ray.stages.read import InputSource, read_input, read_stats
 from xfinder_ray.stages.route import route_batch
 from xfinder_ray.stages.validate import validate_batch
 from xfinder_ray.stages.write import OutputSink
@@ -73,15 +72,25 @@ def choose_extractor(cfg: JobConfig) -> tuple[JobConfig, list[str]]:
     return cfg, notes
 
 
-def extraction_identity(cfg: JobConfig, extract: ExtractStage) -> dict[str, Any]:
-    """Everything besides the prompt that decides an extraction (the cache folder's name)."""
-    ident: dict[str, Any] = {"extractor": extract.identity}
-    if extract.name == "xfinder":
-        from xfinder_ray.extractors.vllm_stage import XFINDER_STOP
+def job_device(cfg: JobConfig) -> str | None:
+    """cpu | gpu for a model extractor, resolved once on the driver; None for record-level ones."""
+    if cfg.extractor.name != "xfinder":
+        return None
+    from xfinder_ray.extractors.vllm import resolve_device
 
-        x = cfg.xfinder
-        ident.update(max_tokens=x.max_tokens, max_model_len=x.max_model_len, stop=list(XFINDER_STOP))
-    return ident
+    return resolve_device(cfg.xfinder.device)
+
+
+def cache_root(cfg: JobConfig, out: Location) -> Location | None:
+    """Where extraction caches live; None when off or for `rules` (it costs less than a lookup)."""
+    if cfg.extractor.name != "xfinder" or not cfg.cache.enabled:
+        return None
+    return resolve(cfg.cache.path, cfg.storage) if cfg.cache.path else out.join("extraction_cache")
+
+
+def extraction_identity(extract: ExtractStage) -> dict[str, Any]:
+    """Everything besides the prompt that decides an extraction."""
+    return extract.settings or {"extractor": extract.identity}
 
 
 def job_fingerprint(cfg: JobConfig, inventory: Inventory, extract: ExtractStage) -> dict[str, Any]:
@@ -89,7 +98,7 @@ def job_fingerprint(cfg: JobConfig, inventory: Inventory, extract: ExtractStage)
     return {
         "input": inventory.fingerprint(),
         "columns": dict(cfg.input.columns),
-        "extraction": extraction_identity(cfg, extract),
+        "extraction": extraction_identity(extract),
         "comparator": cfg.judge.comparator,
     }
 
@@ -103,22 +112,36 @@ def run(cfg: JobConfig) -> JobResult:
     for note in notes:
         log.warning(note)
     out = resolve(cfg.output.path, cfg.storage)
-    extract = build_extract_stage(cfg)
+    extract = build_extract_stage(cfg, job_device(cfg), cache_root(cfg, out))
     input_cfg, imported = import_inputs(cfg, out)
     inventory = take_inventory(input_cfg, cfg.storage)  # rows per file, read shards, duplicates, bad files
     fingerprint = job_fingerprint(cfg, inventory, extract)
     progress = open_output(out, fingerprint, overwrite=cfg.output.overwrite, resume=cfg.output.resume)
-    cache = cache_location(cfg, out, extract)
     sink = OutputSink(
-        out.join("judgments"), out.join("rejects"), extract.identity, cfg.judge.comparator, cache
+        out.join("judgments"),
+        out.join("rejects"),
+        extract.identity,
+        cfg.judge.comparator,
+        extract.cache,
+        stage_stats(cfg, extract),
     )
-    score_rows(cfg, inventory, progress, extract, cache, sink)
+    score_rows(cfg, inventory, progress, extract, sink)
     by_task, by_model = aggregate(cfg, out, imported)
     board = write_tables(out.join("accuracy"), by_task, by_model, extract.identity)
     n_judged = reconcile(out, inventory, by_task)
-    manifest = build_manifest(cfg, out, extract, inventory, progress, cache, sink, n_judged, notes, started)
+    manifest = build_manifest(cfg, out, extract, inventory, progress, sink, n_judged, notes, started)
     commit(out, manifest)
     return JobResult(manifest, board, out.uri, notes)
+
+
+def stage_stats(cfg: JobConfig, extract: ExtractStage) -> dict[str, Any]:
+    """The stages this job runs, in order, with what each counts (over the rows written)."""
+    stats: dict[str, Any] = {"read": read_stats, "validate": validate_batch.stats}
+    if extract.needs_prompt:
+        if cfg.extractor.router == "strict":
+            stats["route"] = route_batch.stats
+        stats.update(prompt=prompt_batch.stats, cache=lookup_batch.stats)
+    return {**stats, "extract": extract_stats, "judge": judge_batch.stats}
 
 
 def score_rows(
@@ -126,7 +149,6 @@ def score_rows(
     inventory: Inventory,
     progress: Any,
     extract: ExtractStage,
-    cache: Location | None,
     sink: OutputSink,
 ) -> None:
     """read -> validate -> [route, prompt, cache] -> extract -> parse + judge -> write, for the rows not
@@ -139,7 +161,7 @@ def score_rows(
     if rows is None:
         return
     checked = rows.map_batches(validate_batch, batch_format="pandas", batch_size=batch)
-    extracted = extract_rows(cfg, extract, checked, cache)
+    extracted = extract_rows(cfg, extract, checked)
     judged = extracted.map_batches(
         judge_batch,
         batch_format="pandas",
@@ -185,7 +207,6 @@ def build_manifest(
     extract: ExtractStage,
     inventory: Inventory,
     progress: Any,
-    cache: Location | None,
     sink: OutputSink,
     n_judged: int,
     notes: list[str],
@@ -199,13 +220,9 @@ def build_manifest(
         "counts": {"input": n_input, "judged": n_judged, "rejected": n_input - n_judged},
         "duplicates_rejected": sum(len(v) for v in inventory.duplicates.values()),
         "skipped_files": inventory.skipped,
-        "resume": {
-            "resumed": progress.resumed,
-            "rows_done_before": progress.rows_done,
-            "rows_this_run": n_input - progress.rows_done,
-        },
+        "resume": progress.figures(n_input),
         "cache": {
-            "path": cache.uri if cache is not None else None,
+            "path": extract.cache.uri if extract.cache is not None else None,
             "hits": sink.counts["cache_hits"],
             "misses": sink.counts["cache_misses"],
         },
@@ -214,6 +231,7 @@ def build_manifest(
             "routed": sink.counts["routed"],
             "share": round(sink.counts["routed"] / n_judged, 4) if n_judged else 0.0,
         },
+        "stages": sink.stage_counts,  # per stage, over this run's written rows (stages/rows.py)
         "extractor": extract.identity,
         "comparator": cfg.judge.comparator,
         "notes": notes,
@@ -242,37 +260,8 @@ def build_manifest(
     return manifest
 
 
-def cache_location(cfg: JobConfig, out: Location, extract: ExtractStage) -> Location | None:
-    if extract.name != "xfinder" or not cfg.cache.enabled:
-        return None  # `rules` costs less than a cache lookup
-    root = resolve(cfg.cache.path, cfg.storage) if cfg.cache.path else out.join("extraction_cache")
-    return cache_folder(root, extraction_identity(cfg, extract))
-
-
-def extract_rows(
-    cfg: JobConfig, extract: ExtractStage, checked: ray.data.Dataset, cache: Location | None
-) -> ray.data.Dataset:
-    """Rows -> + raw_output. Only valid rows the cache cannot answer reach a model."""
-    batch = cfg.ray.batch_size
-    if not extract.needs_prompt:
-        return extract.apply(checked)
-    if cfg.extractor.router == "strict":
-        checked = checked.map_batches(route_batch, batch_format="pandas", batch_size=batch)
-    prompted = checked.map_batches(
-        prompt_batch,
-        batch_format="pandas",
-        batch_size=batch,
-        fn_kwargs=dict(
-            checkpoint=cfg.xfinder.checkpoint,
-            fmt=cfg.xfinder.prompt_format,
-            max_prompt_tokens=min(cfg.xfinder.max_model_len, TRAINING_MAX_LENGTH) - cfg.xfinder.max_tokens,
-        ),
-    )
-    index = load_index(cache) if cache is not None else None
-    prompted = prompted.map_batches(
-        lookup_batch, batch_format="pandas", batch_size=batch, fn_kwargs=dict(index=ray.put(index))
-    )
-    # Ray Data has no fan-out: each branch re-runs the CPU stages above (cheap next to the model).
-    to_model = prompted.map_batches(needs_model, batch_format="pandas", batch_size=batch)
-    others = prompted.map_batches(no_model, batch_format="pandas", batch_size=batch)
-    return extract.apply(to_model).union(others)
+def extract_rows(cfg: JobConfig, extract: ExtractStage, checked: ray.data.Dataset) -> ray.data.Dataset:
+    """Rows -> + raw_output. With the strict router, rows it settles skip the model extractor."""
+    if extract.needs_prompt and cfg.extractor.router == "strict":
+        checked = checked.map_batches(route_batch, batch_format="pandas", batch_size=cfg.ray.batch_size)
+    return extract.apply(checked)

@@ -49,6 +49,14 @@ class Progress:
     def rows_done(self) -> int:
         return sum(len(v) for v in self.done.values())
 
+    def figures(self, n_input: int) -> dict[str, Any]:
+        """The manifest's `resume` entry."""
+        return {
+            "resumed": self.resumed,
+            "rows_done_before": self.rows_done,
+            "rows_this_run": n_input - self.rows_done,
+        }
+
 
 def part_files(loc: Location) -> list[str]:
     infos = loc.fs.get_file_info(pa.fs.FileSelector(loc.path, allow_not_found=True))
@@ -57,11 +65,14 @@ def part_files(loc: Location) -> list[str]:
     )
 
 
-def written_positions(out: Location) -> tuple[dict[str, np.ndarray], int]:
-    """(source_file -> sorted unique rows, number of rows written) over judgments/ and rejects/."""
+def written_positions(
+    out: Location, parts: tuple[str, ...] = OUTPUT_PARTS
+) -> tuple[dict[str, np.ndarray], int]:
+    """(source_file -> sorted unique rows, number of rows written) over the part folders (the scoring
+    job's judgments/ and rejects/; the ablation's records/)."""
     rows: dict[str, list[np.ndarray]] = defaultdict(list)
     total = 0
-    for part in OUTPUT_PARTS:
+    for part in parts:
         files = part_files(out.join(part))
         if not files:
             continue
@@ -78,8 +89,17 @@ def fingerprint_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
 
 
-def open_output(out: Location, fingerprint: dict[str, Any], *, overwrite: bool, resume: bool) -> Progress:
-    """Prepare `out` for this job: continue an unfinished run of the same job, or start clean."""
+def open_output(
+    out: Location,
+    fingerprint: dict[str, Any],
+    *,
+    overwrite: bool,
+    resume: bool,
+    parts: tuple[str, ...] = OUTPUT_PARTS,
+    derived: tuple[str, ...] = DERIVED,
+) -> Progress:
+    """Prepare `out` for this job: continue an unfinished run of the same job, or start clean.
+    `parts` hold the checkpoint (position-keyed part files); `derived` is rebuilt from them."""
     manifest = out.join("manifest.json")
     run_file = out.join(RUN_FILE)
     if exists(manifest):
@@ -93,7 +113,7 @@ def open_output(out: Location, fingerprint: dict[str, Any], *, overwrite: bool, 
         previous = read_json(run_file)
         differs = fingerprint_diff(previous, fingerprint)
         if not differs:
-            done, total = written_positions(out)
+            done, total = written_positions(out, parts)
             if total != sum(len(v) for v in done.values()):
                 raise OutputCorrupt(
                     f"{out.uri} holds {total} output rows for {sum(len(v) for v in done.values())} input "
@@ -109,7 +129,7 @@ def open_output(out: Location, fingerprint: dict[str, Any], *, overwrite: bool, 
                 f"{out.uri} holds an unfinished run of a different job (differs in: {', '.join(differs)}); "
                 "set output.overwrite=true to discard it"
             )
-    for part in (*OUTPUT_PARTS, *DERIVED):
+    for part in (*parts, *derived):
         remove_tree(out.join(part))
     write_json_atomic(run_file, fingerprint)
     return Progress()

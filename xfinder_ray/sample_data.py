@@ -619,7 +619,8 @@ def _signed(v: int) -> str:
 
 
 # --------------------------------------------------------------------------------------------- GSM8K templates
-# Each returns (question, answer, steps, wrong answers, unit, money).
+# Each returns (question, answer, steps, wrong answers, unit, money). The templates here (and the MATH
+# ones below) are alike in shape, each its own word problem: sample-data text, nothing to share.
 
 MathSpec = tuple[str, int, list[str], list[int], str, bool]
 
@@ -1036,6 +1037,8 @@ IRRELEVANT = (
     "Q: What is your favorite color?\nA: As an AI, I do not have personal preferences.",
 )
 EMPTY = ("", "", " ", "\n")
+# Kinds whose text does not depend on the question: one pool each, for every key_answer_type.
+QUESTION_FREE = {"refusal": REFUSALS, "irrelevant": IRRELEVANT, "empty": EMPTY}
 # Few-shot style turns a looping model keeps generating after its answer: (question block, answer).
 LOOP_TURNS: dict[str, tuple[tuple[str, str], ...]] = {
     "alphabet_option": (
@@ -1261,18 +1264,16 @@ def _choice_response(q: Question, kind: str, key: str, r: random.Random) -> Resp
             out = r.choice(("First, let me restate the question in my own words. It is about",
                             f'Step 1: consider what "{q.texts[0]}" would mean here.\nStep 2: compare it with',
                             "Let's look at the key words in the text. The most important"))  # fmt: skip
-    elif kind == "refusal":
-        out = r.choice(REFUSALS)
-    elif kind == "irrelevant":
-        out = r.choice(IRRELEVANT)
-    elif kind == "empty":
-        out = r.choice(EMPTY)
+    elif kind in QUESTION_FREE:
+        out = r.choice(QUESTION_FREE[kind])
     else:
         raise ValueError(f"kind {kind!r} does not apply to {q.task.key_answer_type}")
     gold = NO_VALID_ANSWER if kind in NO_ANSWER_KINDS else key
     return out, gold, kind
 
 
+# Same branch layout as _choice_response above: one list of kinds, but templates of their own (sample-data
+# text for math, with steps and a numeric answer), so each renders its kinds itself.
 def _math_response(q: Question, kind: str, ans: MathAnswer, right: bool, r: random.Random) -> Response:
     """Render a response of `kind` to a math question whose intended final answer is `ans`."""
     assert q.answer is not None
@@ -1347,12 +1348,8 @@ def _math_response(q: Question, kind: str, ans: MathAnswer, right: bool, r: rand
         cut = q.steps[k] if k < len(q.steps) else "Now we"
         partial = cut[: max(6, len(cut) // 2)].rsplit(" ", 1)[0]  # cut mid-step, before its result
         out = "Let's think step by step.\n" + "\n".join([*q.steps[:k], partial])
-    elif kind == "refusal":
-        out = r.choice(REFUSALS)
-    elif kind == "irrelevant":
-        out = r.choice(IRRELEVANT)
-    elif kind == "empty":
-        out = r.choice(EMPTY)
+    elif kind in QUESTION_FREE:
+        out = r.choice(QUESTION_FREE[kind])
     else:
         raise ValueError(f"kind {kind!r} does not apply to math")
     return out.strip("\n"), NO_VALID_ANSWER if kind in NO_ANSWER_KINDS else gold, kind

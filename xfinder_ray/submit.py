@@ -63,7 +63,9 @@ SECRET_OVERRIDES = {
     "storage.access_key_id": "AWS_ACCESS_KEY_ID",
     "storage.secret_access_key": "AWS_SECRET_ACCESS_KEY",
 }
-# Every storage key -> its environment variable (used to read the job's output with the same settings).
+# Storage keys that fall back to an environment variable -> that variable (used to read the job's output
+# with the same settings). storage.profile has none (storage.py reads no AWS_PROFILE): it comes from the
+# config alone, and the client then reads its own AWS shared files for that profile.
 STORAGE_ENV = {
     "endpoint_url": "AWS_ENDPOINT_URL",
     "region": "AWS_DEFAULT_REGION",
@@ -194,7 +196,8 @@ def prepare(
         **{
             k: getattr(cfg.storage, k) if getattr(cfg.storage, k) is not None else env.get(e)
             for k, e in STORAGE_ENV.items()
-        }
+        },
+        profile=cfg.storage.profile,
     )
     return Submission(entrypoint, renv, cfg.output.path, storage, cfg)
 

@@ -1,6 +1,8 @@
 """CLI round trips through a real subprocess: stdin JSONL -> stdout JSONL."""
 
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +108,39 @@ def test_dev_set_round_trip_counts():
     out = lines(r2.stdout)
     assert len(out) == len(lines(text)) == 240
     assert all(isinstance(o["judgment"], bool) for o in out)
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("storage.profile=nope", "xfinder-ray: storage.profile='nope': no such AWS profile in "),
+        ("input=gs://bucket/in/", "xfinder-ray: gs:// needs the gcsfs package, which is not installed"),
+    ],
+)
+def test_a_config_error_found_while_running_is_one_line(tmp_path, setting, message):
+    # Both pass load_config and surface only when the job resolves its storage, after Ray has started.
+    if setting.startswith("input=gs://") and importlib.util.find_spec("gcsfs") is not None:
+        pytest.skip("gcsfs is installed here")
+    (tmp_path / "credentials").write_text("[lab]\naws_access_key_id = k\naws_secret_access_key = s\n")
+    (tmp_path / "config").write_text("[profile lab]\nregion = us-east-1\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "RAY_ADDRESS"))}
+    env.update(
+        AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "credentials"),
+        AWS_CONFIG_FILE=str(tmp_path / "config"),
+        AWS_EC2_METADATA_DISABLED="true",
+    )
+    overrides = [
+        "input=s3://bucket/in/",
+        f"output={tmp_path / 'out'}",
+        "extractor.name=rules",
+        "ray.num_cpus=1",
+    ]
+    r = subprocess.run(
+        [sys.executable, "-m", "xfinder_ray", "score", "--config", "configs/local.yaml", *overrides, setting],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=180,
+    )  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    ours = [line for line in r.stderr.splitlines() if line.startswith("xfinder-ray:")]
+    assert len(ours) == 1 and ours[0].startswith(message), r.stderr

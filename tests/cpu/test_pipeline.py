@@ -86,9 +86,19 @@ def test_rules_end_to_end_local(ray_local, tmp_path):
     m = json.loads((out / "manifest.json").read_text())
     assert m["counts"] == {"input": 3004, "judged": 3000, "rejected": 4}
     assert m["extractor"].startswith("rules:") and m["status"] == "committed"
+    # Per-stage counts over the written rows reconcile with the totals.
+    stages = m["stages"]
+    assert list(stages) == ["read", "validate", "extract", "judge"]
+    assert stages["read"]["rows"] == 3004
+    assert stages["read"]["rejected"] + stages["validate"]["rejected"] + stages["judge"]["rejected"] == 4
+    assert stages["extract"] == {"extracted": 3000, "errors": 0}
+    assert stages["judge"]["judged"] == 3000
+    assert stages["judge"]["correct"] == int(pd.read_parquet(out / "judgments")["judgment"].sum())
 
     judgments = pd.read_parquet(out / "judgments")
     rejects = pd.read_parquet(out / "rejects")
+    assert set(rejects["stage"]) <= {"read", "validate", "judge"}
+    assert (rejects["stage"] == "validate").sum() == stages["validate"]["rejected"]
     assert len(judgments) == 3000 and judgments["record_id"].is_unique
     assert set(judgments["record_id"]) | set(rejects["record_id"]) == {r["record_id"] for r in rows}
     reasons = dict(zip(rejects["record_id"], rejects["reason"], strict=True))

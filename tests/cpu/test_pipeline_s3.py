@@ -1,6 +1,7 @@
 """End to end with `rules`, reading from and writing to a real S3 server (SeaweedFS on loopback)."""
 
 import json
+import os
 
 import pandas as pd
 import pyarrow as pa
@@ -54,3 +55,36 @@ def test_rules_end_to_end_s3(ray_local, s3_server, tmp_path):  # noqa: F811
     again = judgments.groupby(["model", "task"])["judgment"].agg(["size", "sum"]).reset_index()
     merged = table.merge(again, on=["model", "task"])
     assert (merged["n"] == merged["size"]).all() and (merged["correct"] == merged["sum"]).all()
+
+
+def test_model_identity_of_an_s3_folder_uses_the_job_storage_settings(s3_server, tmp_path, monkeypatch):  # noqa: F811
+    """An s3:// checkpoint on a custom endpoint, credentials only in the config (none in the
+    environment): its identity is read with the job's storage settings and equals the identity of the
+    same folder on disk."""
+    from xfinder_ray.config import StorageConfig
+    from xfinder_ray.extractors.vllm import model_identity
+
+    for name in [k for k in list(os.environ) if k.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    local = tmp_path / "xFinder-qwen1505"
+    local.mkdir()
+    files = {
+        "config.json": b'{"model_type": "qwen2"}',
+        "model.safetensors": b"\0" * 1000,
+        "tokenizer.json": b"{}",
+    }
+    fs = s3_server.pyarrow_fs()
+    bucket = s3_server.make_bucket("models")
+    for name, data in files.items():
+        (local / name).write_bytes(data)
+        with fs.open_output_stream(f"{bucket}/ckpt/xFinder-qwen1505/{name}") as f:
+            f.write(data)
+    storage = StorageConfig(
+        endpoint_url=s3_server.endpoint_url,
+        region="us-east-1",
+        access_key_id=s3_server.access_key,
+        secret_access_key=s3_server.secret_key,
+    )
+    remote = model_identity(f"s3://{bucket}/ckpt/xFinder-qwen1505", storage=storage)
+    assert remote == model_identity(str(local))
+    assert remote.startswith("xFinder-qwen1505@")

@@ -69,6 +69,18 @@ def test_credentials_move_from_overrides_to_env_vars() -> None:
     assert sub.output == "s3://b/out/"
 
 
+def test_the_output_is_read_back_through_the_jobs_profile() -> None:
+    sub = prepare(
+        "configs/local.yaml",
+        ["input=s3://b/in/", "output=s3://b/out/", "storage.profile=lab", "storage.region=eu-west-1"],
+        working_dir=ROOT,
+        env_vars={"AWS_ENDPOINT_URL": "http://127.0.0.1:9000"},
+    )
+    assert sub.storage.profile == "lab" and sub.storage.region == "eu-west-1"
+    assert sub.storage.endpoint_url == "http://127.0.0.1:9000"
+    assert shlex.split(sub.entrypoint)[-2:] == ["storage.profile=lab", "storage.region=eu-west-1"]
+
+
 def test_runtime_env_uploads_working_dir_without_heavy_folders() -> None:
     sub = prepare(
         "configs/local.yaml",

@@ -4,7 +4,7 @@ validate/check/parse_answer_range -> render_prompt -> parse_output | rules extra
 on arbitrary text: any code point (lone surrogates and NUL included), control and bidi characters, stop strings and
 prompt markers, Python/LaTeX/shell/template code meant to create a canary file, deep nesting, huge strings. Each
 call raises nothing but its documented exceptions, returns the documented types, takes under BOUND_S, and the
-canary never appears. test_judging_bounds.py already fuzzes judge() on math/text answers with fixed ranges; here
+canary never appears. judging/test_bounds.py already fuzzes judge() on math/text answers with fixed ranges; here
 the range, the key_answer_type and the other functions are fuzzed too.
 """
 

@@ -97,7 +97,7 @@ def vllm_stage_run(ray_local, smollm2_model) -> StageRun:
     """Run the extraction stage once over make_input_rows() with the real engine on SmolLM2."""
     import time
 
-    from xfinder_ray.extractors.vllm_stage import VLLMStageConfig, build_vllm_stage
+    from xfinder_ray.extractors.vllm import VLLMStageConfig, build_vllm_stage
 
     ray = ray_local
     rows = make_input_rows()

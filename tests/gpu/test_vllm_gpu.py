@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from xfinder_ray.extractors.vllm_stage import XFINDER_STOP, VLLMStageConfig, processor_config_kwargs
+from xfinder_ray.extractors.vllm import XFINDER_STOP, VLLMStageConfig, processor_config_kwargs
 
 
 def _has_gpu() -> bool:
@@ -41,7 +41,7 @@ def test_one_replica_matches_bare_vllm(tmp_path):
     import pyarrow as pa
 
     from xfinder_ray.devmodels import make_tiny_random_model
-    from xfinder_ray.extractors.vllm_stage import build_vllm_stage
+    from xfinder_ray.extractors.vllm import build_vllm_stage
 
     try:
         model = make_tiny_random_model(tmp_path / "tiny")

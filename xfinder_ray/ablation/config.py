@@ -48,6 +48,8 @@ class AblationConfig:
     low_confidence_limit: int = 50  # rows per xFinder extractor in review/low_confidence (lowest logprob)
 
 
+# Same shape as config.py:JobConfig: a schema declaration listing the sections this job reads (the
+# shared ones are the same classes), not logic to share.
 @dataclass
 class AblationJobConfig:
     input: InputConfig = field(default_factory=InputConfig)

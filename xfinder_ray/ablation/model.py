@@ -1,5 +1,5 @@
 """xFinder extractors in the ablation: `xfinder:<label>` runs a real xFinder checkpoint through the
-scoring job's vLLM stage (extractors/vllm_stage.py) on the valid rows only.
+scoring job's model extractor (extractors/model.py) on the valid rows only.
 
     valid rows -> prompt (the checkpoint's training-format prompt, stages/prompt.py)
                -> vLLM stage (logprobs on) -> raw_output[<e>], logprob[<e>], extract_error[<e>]
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from xfinder_ray.config import ConfigError, XFinderConfig
+from xfinder_ray.config import ConfigError, StorageConfig, XFinderConfig
 
 if TYPE_CHECKING:
     import ray.data
@@ -86,20 +86,11 @@ def missing_model(x: XFinderConfig) -> str | None:
     )
 
 
-def stage_config(x: XFinderConfig) -> Any:
-    """The vLLM stage config of the scoring job's xfinder section, with the log-probabilities on."""
-    from xfinder_ray.extractors.vllm_stage import stage_config_from
+def identity(x: XFinderConfig, storage: StorageConfig | None = None) -> str:
+    """The scoring job's extractor identity string for these settings (device already resolved)."""
+    from xfinder_ray.extractors.model import model_extractor_identity
 
-    return replace(stage_config_from(x), logprobs=True)
-
-
-def identity(x: XFinderConfig) -> str:
-    """The scoring job's extractor identity string (stages/extract.py) for these settings."""
-    from xfinder_ray.extractors.vllm_stage import model_identity, processor_config_kwargs, resolve_device
-
-    cfg = stage_config(x)
-    dtype = processor_config_kwargs(cfg, resolve_device(cfg.device))["engine_kwargs"].get("dtype", "auto")
-    return f"xfinder:{x.checkpoint}@{model_identity(x.model_source, x.revision)}:{x.prompt_format}:{dtype}"
+    return model_extractor_identity(x, x.device, storage)
 
 
 def _outputs(extractor: str, raw: pa.Array, logprob: pa.Array, error: pa.Array) -> list[tuple[str, pa.Array]]:
@@ -110,10 +101,11 @@ def _outputs(extractor: str, raw: pa.Array, logprob: pa.Array, error: pa.Array) 
 
 def _rename(batch: pa.Table, *, extractor: str) -> pa.Table:
     """The vLLM stage's output columns -> this extractor's columns; the prompt is dropped."""
-    from xfinder_ray.extractors.vllm_stage import LOGPROB_COLUMN
+    from xfinder_ray.extractors.vllm import LOGPROB_COLUMN
 
     outputs = _outputs(extractor, batch["raw_output"], batch[LOGPROB_COLUMN], batch["extract_error"])
-    drop = {"prompt", "truncated", "raw_output", "prompt_tokens", "extract_error", LOGPROB_COLUMN}
+    drop = {"prompt", "truncated", "raw_output", "prompt_tokens", "extract_error", "cache_key", "cache_hit"}
+    drop.add(LOGPROB_COLUMN)
     batch = batch.drop_columns([c for c in batch.column_names if c in drop])
     for name, arr in outputs:
         batch = batch.append_column(
@@ -134,27 +126,16 @@ def null_outputs(batch: pa.Table, *, extractors: list[str]) -> pa.Table:
 
 
 def model_stage(
-    name: str, x: XFinderConfig, batch_size: int
+    name: str, x: XFinderConfig, batch_size: int, storage: StorageConfig | None = None
 ) -> Callable[[ray.data.Dataset], ray.data.Dataset]:
-    """valid rows -> + raw_output[name], logprob[name], extract_error[name] (lazy)."""
-    from xfinder_ray.extractors.vllm_stage import build_vllm_stage
-    from xfinder_ray.prompts import TRAINING_MAX_LENGTH
-    from xfinder_ray.stages.prompt import prompt_batch
+    """valid rows -> + raw_output[name], logprob[name], extract_error[name] (lazy); the device in `x`
+    is the one the driver resolved."""
+    from xfinder_ray.extractors.model import build_model_extractor
 
-    vllm = build_vllm_stage(stage_config(x))
+    model = build_model_extractor(x, device=x.device, batch_size=batch_size, logprobs=True, storage=storage)
 
     def stage(ds: ray.data.Dataset) -> ray.data.Dataset:
-        prompted = ds.map_batches(
-            prompt_batch,
-            batch_format="pandas",
-            batch_size=batch_size,
-            fn_kwargs=dict(
-                checkpoint=x.checkpoint,
-                fmt=x.prompt_format,
-                max_prompt_tokens=min(x.max_model_len, TRAINING_MAX_LENGTH) - x.max_tokens,
-            ),
-        )
-        return vllm(prompted).map_batches(_rename, batch_format="pyarrow", fn_kwargs=dict(extractor=name))
+        return model.apply(ds).map_batches(_rename, batch_format="pyarrow", fn_kwargs=dict(extractor=name))
 
     return stage
 

@@ -37,6 +37,7 @@ from xfinder_ray.ablation.fanout import (
 )
 from xfinder_ray.ablation.source import LabelledSource
 from xfinder_ray.extractors import extractor_identity
+from xfinder_ray.extractors.vllm.engine import resolve_device
 from xfinder_ray.job import (
     CountMismatch,
     commit,
@@ -47,12 +48,13 @@ from xfinder_ray.job import (
     utc,
 )
 from xfinder_ray.records import FIELDS
-from xfinder_ray.resume import OutputExists
+from xfinder_ray.resume import Progress, open_output, part_files
 from xfinder_ray.stages.aggregate import write_table
-from xfinder_ray.stages.inventory import take_inventory
+from xfinder_ray.stages.inventory import Inventory, take_inventory
 from xfinder_ray.stages.read import InputSource, read_input
 from xfinder_ray.stages.validate import validate_batch
-from xfinder_ray.storage import Location, exists, remove_tree, resolve, write_bytes_atomic
+from xfinder_ray.stages.write import PartsSink
+from xfinder_ray.storage import Location, resolve, write_bytes_atomic
 
 log = logging.getLogger("xfinder_ray")
 
@@ -68,15 +70,28 @@ def combo_name(extractor: str, comparator: str) -> str:
     return f"{figures.slug(extractor)}__{figures.slug(comparator)}"
 
 
-def prepare_output(out: Location, overwrite: bool) -> None:
-    if exists(out) and out.fs.get_file_info(out.path).type.name == "Directory":
-        from pyarrow.fs import FileSelector
+RECORDS = "records"  # the Ray pass's output: the checkpoint a rerun continues from
+DERIVED = ("judgments", "rejects", "comparison", "review", "figures")  # rebuilt from records/
 
-        if out.fs.get_file_info(FileSelector(out.path)):
-            if not overwrite:
-                raise OutputExists(f"{out.uri} is not empty; set output.overwrite=true to replace it")
-            remove_tree(out)
-    out.fs.create_dir(out.path, recursive=True)
+
+def ablation_fingerprint(
+    cfg: AblationJobConfig, inventory: Inventory, extractors: list[str], models: dict[str, Any]
+) -> dict[str, Any]:
+    """What an unfinished ablation output must have been made from for a rerun to continue it."""
+    return {
+        "input": inventory.fingerprint(),
+        "columns": dict(cfg.input.columns),
+        "extractors": manifest_extractors(extractors, models, cfg.storage),
+        "comparators": list(cfg.ablation.comparators),
+        "labels": cfg.ablation.labels,
+    }
+
+
+def manifest_extractors(extractors: list[str], models: dict[str, Any], storage: Any = None) -> dict[str, str]:
+    """Each extractor's identity string."""
+    return {
+        e: model.identity(models[e], storage) if e in models else extractor_identity(e) for e in extractors
+    }
 
 
 def model_extractors(cfg: AblationJobConfig) -> tuple[list[str], dict[str, Any], list[dict[str, str]]]:
@@ -92,7 +107,7 @@ def model_extractors(cfg: AblationJobConfig) -> tuple[list[str], dict[str, Any],
                 skipped.append({"extractor": e, "reason": reason})
                 log.warning("ablation: skipping %s: %s", e, reason)
                 continue
-            models[e] = x
+            models[e] = replace(x, device=resolve_device(x.device))  # resolved once, on the driver
         run.append(e)
     if not run:
         raise FileNotFoundError(
@@ -101,7 +116,7 @@ def model_extractors(cfg: AblationJobConfig) -> tuple[list[str], dict[str, Any],
     return run, models, skipped
 
 
-def model_outputs(rows: Any, models: dict[str, Any], batch_size: int) -> Any:
+def model_outputs(rows: Any, models: dict[str, Any], batch_size: int, storage: Any = None) -> Any:
     """checked rows -> the same rows with every xFinder extractor's columns; only valid rows reach a
     model (rejected rows take a separate branch and get the columns null)."""
     names = list(models)
@@ -109,7 +124,7 @@ def model_outputs(rows: Any, models: dict[str, Any], batch_size: int) -> Any:
     for i, name in enumerate(names):
         if i:  # one engine at a time: the previous model's output is computed (and kept) first
             valid = valid.materialize()
-        valid = model.model_stage(name, models[name], batch_size)(valid)
+        valid = model.model_stage(name, models[name], batch_size, storage)(valid)
     rejected = rows.map_batches(model.rejected_rows, batch_format="pyarrow", fn_kwargs=dict(extractors=names))
     return valid.union(rejected)
 
@@ -117,28 +132,28 @@ def model_outputs(rows: Any, models: dict[str, Any], batch_size: int) -> Any:
 def fan_out(
     cfg: AblationJobConfig,
     out: Location,
-    extractors: list[str] | None = None,
-    models: dict[str, Any] | None = None,
+    inventory: Inventory,
+    progress: Progress,
+    extractors: list[str],
+    models: dict[str, Any],
 ) -> tuple[pd.DataFrame, int, list[dict[str, str]]]:
-    """The Ray Data pass; returns the wide table (sorted by input position), the input row count and
-    the input files skipped as unreadable."""
+    """The Ray Data pass over the rows an earlier run of the same ablation did not write; returns the
+    wide table of all rows (sorted by input position), the input row count and the input files
+    skipped as unreadable."""
     a = cfg.ablation
-    extractors = list(a.extractors) if extractors is None else extractors
-    models = models or {}
-    inventory = take_inventory(cfg.input, cfg.storage)
     columns = dict(cfg.input.columns)
     if a.labels == "auto":
-        source: InputSource = LabelledSource(inventory, columns, cfg.input.on_bad_file)
+        source: InputSource = LabelledSource(inventory, columns, cfg.input.on_bad_file, progress.done)
     else:
-        source = InputSource(inventory, columns, {}, cfg.input.on_bad_file)
+        source = InputSource(inventory, columns, progress.done, cfg.input.on_bad_file)
     rows = read_input(source)
-    records = out.join("records")
+    records = out.join(RECORDS)
     schema = wide_schema(extractors, a.comparators)
     if rows is not None:
         batch = cfg.ray.batch_size
         checked = rows.map_batches(validate_batch, batch_format="pandas", batch_size=batch)
         if models:
-            checked = model_outputs(checked, models, batch)
+            checked = model_outputs(checked, models, batch, cfg.storage)
         wide = checked.map_batches(
             fanout_batch,
             batch_format="pandas",
@@ -146,23 +161,14 @@ def fan_out(
             fn_kwargs=dict(extractors=extractors, comparators=list(a.comparators)),
         )
         try:
-            wide.write_parquet(records.path, filesystem=records.fs)
+            wide.write_datasink(PartsSink(records, schema))
         except Exception as e:
             raise unwrap_bad_file(e) from e
-    parts = [p for p in _parquet_files(records)]
+    parts = part_files(records)
     table = pq.read_table(parts, filesystem=records.fs, schema=schema) if parts else schema.empty_table()
     df = table.to_pandas(types_mapper=None).sort_values(["source_file", "source_row"], kind="stable")
     skipped = [{"file": f.uri, "error": f.error or ""} for f in inventory.files if f.error is not None]
     return df.reset_index(drop=True), inventory.n_rows, skipped
-
-
-def _parquet_files(loc: Location) -> list[str]:
-    from pyarrow.fs import FileSelector, FileType
-
-    if not exists(loc):
-        return []
-    infos = loc.fs.get_file_info(FileSelector(loc.path, recursive=True))
-    return sorted(i.path for i in infos if i.type == FileType.File and i.path.endswith(".parquet"))
 
 
 def reconcile(
@@ -253,9 +259,11 @@ def run_ablation(cfg: AblationJobConfig) -> AblationResult:
     retry_storage_errors_in_map_tasks()
     extractors, models, skipped_extractors = model_extractors(cfg)
     out = resolve(cfg.output.path, cfg.storage)
-    prepare_output(out, cfg.output.overwrite)
     input_cfg, _ = import_inputs(cfg, out)  # lm-eval / OpenCompass outputs, as in the scoring job
-    wide, n_input, skipped = fan_out(replace(cfg, input=input_cfg), out, extractors, models)
+    cfg = replace(cfg, input=input_cfg)
+    inventory = take_inventory(cfg.input, cfg.storage)
+    progress = open_output(out, ablation_fingerprint(cfg, inventory, extractors, models), **resume_args(cfg))
+    wide, n_input, skipped = fan_out(cfg, out, inventory, progress, extractors, models)
     counts = reconcile(wide, n_input, extractors, cfg.ablation.comparators)
     judgments = write_judgments(out, wide, extractors, cfg.ablation.comparators)
     n_rejects = write_rejects(out, wide, extractors)
@@ -263,22 +271,10 @@ def run_ablation(cfg: AblationJobConfig) -> AblationResult:
     review, low = review_tables(cfg, out, wide, extractors, models)
     pngs = write_figures(out, tables, wide, extractors, models, cfg.primary)
     write_report(cfg, out, tables, counts, n_input, extractors, models, skipped_extractors, pngs, low)
-    manifest = ablation_manifest(
-        cfg,
-        counts,
-        judgments,
-        n_rejects,
-        review,
-        low,
-        tables,
-        pngs,
-        skipped,
-        extractors,
-        models,
-        skipped_extractors,
-    )
-    manifest["wall_time_s"] = round(time.time() - started, 3)
-    manifest["started_at"] = utc(started)
+    written = Written(judgments, n_rejects, review, low, tables, pngs)
+    manifest = ablation_manifest(cfg, counts, written, skipped, extractors, models, skipped_extractors)
+    manifest["resume"] = progress.figures(n_input)
+    manifest.update(wall_time_s=round(time.time() - started, 3), started_at=utc(started))
     commit(out, manifest)
     return AblationResult(manifest, out.uri, tables["summary"])
 
@@ -417,15 +413,27 @@ def output_index(
     }
 
 
+@dataclass
+class Written:
+    """What the driver-side steps wrote, for the manifest."""
+
+    judgments: dict[str, int]
+    n_rejects: int
+    review: pd.DataFrame
+    low: pd.DataFrame
+    tables: dict[str, pd.DataFrame]
+    pngs: dict[str, tuple[str, bytes]]
+
+
+def resume_args(cfg: AblationJobConfig) -> dict[str, Any]:
+    """open_output's settings for the ablation: records/ is the checkpoint, the rest is rebuilt."""
+    return dict(overwrite=cfg.output.overwrite, resume=cfg.output.resume, parts=(RECORDS,), derived=DERIVED)
+
+
 def ablation_manifest(
     cfg: AblationJobConfig,
     counts: dict[str, Any],
-    judgments: Any,
-    n_rejects: int,
-    review: pd.DataFrame,
-    low: pd.DataFrame,
-    tables: dict[str, pd.DataFrame],
-    pngs: dict[str, tuple[str, bytes]],
+    written: Written,
     skipped: list[dict[str, str]],
     extractors: list[str],
     models: dict[str, Any],
@@ -435,20 +443,20 @@ def ablation_manifest(
     return {
         "status": "committed",
         "counts": counts,
-        "judgments": judgments,
-        "rejects_rows": n_rejects,
-        "review_rows": len(review),
-        "low_confidence_rows": len(low) if models else None,
-        "labelled": "labelled_accuracy" in tables,
+        "judgments": written.judgments,
+        "rejects_rows": written.n_rejects,
+        "review_rows": len(written.review),
+        "low_confidence_rows": len(written.low) if models else None,
+        "labelled": "labelled_accuracy" in written.tables,
         "skipped_files": skipped,
-        "extractors": {
-            e: model.identity(models[e]) if e in models else extractor_identity(e) for e in extractors
-        },
+        "extractors": manifest_extractors(extractors, models, cfg.storage),
         "skipped_extractors": skipped_extractors,
         "notes": [f"skipped {s['extractor']}: {s['reason']}" for s in skipped_extractors],
         "comparators": list(cfg.ablation.comparators),
         "primary_comparator": cfg.primary,
-        "outputs": output_index(extractors, cfg.ablation.comparators, tables, pngs, bool(models)),
+        "outputs": output_index(
+            extractors, cfg.ablation.comparators, written.tables, written.pngs, bool(models)
+        ),
         "versions": package_versions(),
         "config": as_dict(cfg),
     }

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 from ray.data.datasource import ReadTask
@@ -86,8 +87,15 @@ class LabelledSource(InputSource):
     pending_shards() order, as this source never groups shards), each wrapped to attach the labels of
     its shard; a count mismatch fails loudly (zip strict) rather than mislabel rows."""
 
-    def __init__(self, inventory: Inventory, columns: dict[str, str], on_bad_file: str):
-        super().__init__(inventory, columns, {}, on_bad_file)  # an ablation never resumes: nothing is done
+    def __init__(
+        self,
+        inventory: Inventory,
+        columns: dict[str, str],
+        on_bad_file: str,
+        done: dict[str, np.ndarray] | None = None,
+    ):
+        # `done`: the rows an unfinished run of the same ablation already wrote (resume).
+        super().__init__(inventory, columns, done or {}, on_bad_file)
 
     def get_read_tasks(
         self, parallelism: int, per_task_row_limit: int | None = None, data_context: Any = None

@@ -2,7 +2,7 @@
 
 A record-level extractor maps a validated Record to a key answer; it runs anywhere (CLI, Ray
 map_batches). Model extractors (``xfinder``) run as a Ray Data stage over rendered prompts instead;
-the pipeline builds them from config (see xfinder_ray/extractors/vllm_stage.py).
+the jobs build them from config (xfinder_ray/extractors/model.py; the engine stage is extractors/vllm/).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Scoring the `rules` extractor on labelled data (KAF style): used by benchmarks/rules_accuracy.py and
-tests/cpu/test_rules.py.
+tests/cpu/extractors/test_rules.py.
 
 Extraction is correct when the extracted key answer equals `gold_key_answer` (for math: equivalent,
 through the judge when `xfinder_ray.judging` is importable, else through `simple_math_equal`).

@@ -42,6 +42,7 @@ def add_import_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def import_main(args: argparse.Namespace) -> int:
+    from xfinder_ray.config import ConfigError
     from xfinder_ray.importers import ImportInputError, TaskMapError, import_files
 
     try:
@@ -56,6 +57,9 @@ def import_main(args: argparse.Namespace) -> int:
     except (ImportInputError, TaskMapError) as e:
         print(f"xfinder-ray import: {e}", file=sys.stderr)
         return 1
+    except ConfigError as e:  # a URL storage.py cannot serve (gs:// without gcsfs, memory://, ...)
+        print(f"xfinder-ray import: {e}", file=sys.stderr)
+        return 2
     for line in report.summary():
         print(line, file=sys.stderr if line.startswith(("SKIPPED", "REJECTED", "  ")) else sys.stdout)
     print(f"report: {report.output.rstrip('/')}/_import/report.json")

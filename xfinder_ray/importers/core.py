@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from xfinder_ray import records
 from xfinder_ray.importers.formats import READERS, Reader
 from xfinder_ray.importers.task_map import TaskMap, TaskMapSource, Unrecoverable, load_task_map, recover
-from xfinder_ray.storage import Location, exists, resolve, write_json_atomic
+from xfinder_ray.storage import Location, exists, list_files, resolve, write_json_atomic
 
 log = logging.getLogger("xfinder_ray")
 
@@ -130,13 +130,7 @@ class ImportInputError(FileNotFoundError):
 def list_tree(loc: Location, suffixes: tuple[str, ...]) -> list[str]:
     """Files under a file or folder with one of `suffixes`, sorted. Unlike the job's listing, names
     starting with `_` are kept: lm-eval names a run's folder after the model path, `__models__x`."""
-    info = loc.fs.get_file_info(loc.path)
-    if info.type == pafs.FileType.File:
-        return [loc.path]
-    if info.type == pafs.FileType.NotFound:
-        raise ImportInputError(f"input {loc.uri!r} does not exist")
-    found = loc.fs.get_file_info(pafs.FileSelector(loc.path, recursive=True))
-    return sorted(f.path for f in found if f.type == pafs.FileType.File and f.path.endswith(suffixes))
+    return list_files(loc, suffixes, skip=(), missing=ImportInputError)
 
 
 def record_id(model: str, task: str, index: str) -> str:
@@ -224,6 +218,7 @@ def _place(local: str, dest: Location) -> None:
 
 def _reject_row(s: Sample, reason: str, fields: Mapping[str, Any] | None = None) -> dict[str, Any]:
     row: dict[str, Any] = {f: None for f in records.FIELDS}
+    # (Alike in shape only with extractors/vllm/engine.py:stage_config_from's keywords: field mapping.)
     row.update(
         record_id=record_id(s.model, s.task, s.index) if s.model and s.task else None,
         model=s.model,

@@ -24,7 +24,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from xfinder_ray.importers.core import ImportInputError, Sample, Skipped, list_tree
-from xfinder_ray.storage import resolve
+from xfinder_ray.storage import Location, resolve, uri_of
 
 FRAMEWORK = "lm-eval"
 DATE_ID = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
@@ -47,6 +47,8 @@ class SamplesFile:
     results_uri: str | None
 
 
+# Same shape as importers/opencompass.py:Found: each importer declares its own result type (files here,
+# datasets there), so they are not shared.
 @dataclass
 class Found:
     files: list[SamplesFile]
@@ -100,7 +102,7 @@ def find_files(paths: list[str], storage: Any = None) -> Found:
                 date = RESULTS_NAME.match(name).group("date")
                 picked.extend(
                     q
-                    for q in list_tree(resolve(directory, storage), (".jsonl",))
+                    for q in list_tree(Location(loc.fs, directory, uri_of(loc, directory)), (".jsonl",))
                     if q.rsplit("/", 1)[-1].startswith("samples_") and q.endswith(f"_{date}.jsonl")
                 )
         if not picked:
@@ -116,14 +118,22 @@ def find_files(paths: list[str], storage: Any = None) -> Found:
             )
             directory = path.rsplit("/", 1)[0]
             res = _results_of_dir(loc.fs, directory, cache).get(date) if date else None
-            uri = f"s3://{path}" if isinstance(loc.fs, pafs.S3FileSystem) else path
+            uri = uri_of(loc, path)
             if res is None:
                 notes.append(
                     f"{uri}: no results_{date or '<timestamp>'}.json beside it; the model name is taken "
                     "from the folder and the task type from the samples themselves"
                 )
             files.append(
-                SamplesFile(uri, path, loc.fs, task, date, res[1] if res else None, res[0] if res else None)
+                SamplesFile(
+                    uri,
+                    path,
+                    loc.fs,
+                    task,
+                    date,
+                    res[1] if res else None,
+                    uri_of(loc, res[0]) if res else None,
+                )
             )
     seen: set[str] = set()
     unique = [f for f in files if not (f.uri in seen or seen.add(f.uri))]
@@ -269,6 +279,8 @@ def _verdict(sample: dict[str, Any]) -> tuple[bool | None, str | None]:
     if not isinstance(names, list):
         names = [k for k in ("exact_match", "acc", "em", "correct") if k in sample]
     for name in names:
+        if not isinstance(name, str):  # a damaged `metrics` list (e.g. a nested list): not a metric name
+            continue
         value = sample.get(name)
         if isinstance(value, bool):
             return value, str(name)
@@ -296,6 +308,144 @@ def read(
         yield from _read_file(f, model or model_name(f), lm_eval_filter, notes)
 
 
+@dataclass
+class _Picked:
+    """A samples file's lines grouped by document: one line per document, and the lines rejected."""
+
+    chosen: dict[Any, dict[str, Any]]  # doc_id -> the line of the wanted filter, else the first logged
+    order: list[Any]  # doc_ids in the order first logged
+    filters_seen: list[str]
+    bad: list[Sample]
+
+
+def _filter_of(obj: dict[str, Any]) -> str:
+    return obj.get("filter") if isinstance(obj.get("filter"), str) else "none"
+
+
+def _bad_line(f: SamplesFile, model: str, lineno: int, problem: str) -> Sample:
+    return Sample(FRAMEWORK, f.uri, f"line{lineno}", model, f.task, problem=f"line {lineno}: {problem}")
+
+
+def _pick_lines(f: SamplesFile, model: str, data: bytes, wanted_filter: str | None) -> _Picked:
+    """One line per document: the line of the wanted filter, else the first logged."""
+    picked = _Picked({}, [], [], [])
+    logged: set[tuple[Any, str]] = set()
+    lines = [(i, line) for i, line in enumerate(data.split(b"\n"), 1) if line.strip()]
+    for lineno, line in lines:
+        obj, problem = _parse(line)
+        if obj is None:
+            picked.bad.append(_bad_line(f, model, lineno, problem))
+            continue
+        doc_id = obj.get("doc_id")
+        if doc_id is None or isinstance(doc_id, (dict, list, bool)):
+            picked.bad.append(_bad_line(f, model, lineno, "missing field 'doc_id'"))
+            continue
+        flt = _filter_of(obj)
+        if flt not in picked.filters_seen:
+            picked.filters_seen.append(flt)
+        if (doc_id, flt) in logged:  # one line per document and filter: another is a duplicate, not a sample
+            twice = f"doc_id {doc_id!r} is logged twice under filter {flt!r}"
+            picked.bad.append(_bad_line(f, model, lineno, twice))
+            continue
+        logged.add((doc_id, flt))
+        if doc_id not in picked.chosen:
+            picked.order.append(doc_id)
+            picked.chosen[doc_id] = obj
+        elif wanted_filter is not None and flt == wanted_filter:
+            picked.chosen[doc_id] = obj
+    return picked
+
+
+def _note_filters(
+    f: SamplesFile, model: str, wanted_filter: str | None, filters_seen: list[str], notes: list[str]
+) -> None:
+    """Say which filter's verdicts are used when a task is logged under several."""
+    if len(filters_seen) <= 1:
+        return
+    used = wanted_filter if wanted_filter in filters_seen else filters_seen[0]
+    if wanted_filter is not None and wanted_filter not in filters_seen:
+        notes.append(
+            f"{f.uri}: filter {wanted_filter!r} not logged (have {filters_seen}); verdicts from {used!r}"
+        )
+    notes.append(
+        f"task {f.task!r} ({model}) is logged under filters {filters_seen}: one sample per document, "
+        f"the framework's verdict from filter {used!r}"
+    )
+
+
+def _first_response(obj: dict[str, Any]) -> tuple[str | None, int]:
+    """The first response text of a generate_until line (None if absent), and how many were logged."""
+    resps = obj.get("resps")
+    if isinstance(resps, list) and resps and isinstance(resps[0], list):
+        first = resps[0][0] if resps[0] and isinstance(resps[0][0], str) else None
+        return first, len(resps[0])
+    return None, 0
+
+
+def _document_sample(
+    f: SamplesFile, model: str, doc_id: Any, obj: dict[str, Any], delimiter: str
+) -> tuple[Sample, int]:
+    """The Sample of one document's chosen line, and its number of responses (repeats: > 1)."""
+    args = _arguments(obj)
+    prompt = args[0][0] if args and args[0] and isinstance(args[0][0], str) else None
+    doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else None
+    response, n_resps = _first_response(obj)
+    verdict, metric = _verdict(obj)
+    if metric:
+        metric = f"{metric}/{_filter_of(obj)}"
+    if n_resps > 1:
+        verdict = None  # the framework scored all the repeats together; we import the first
+    problem = None
+    if prompt is None:
+        problem = "no prompt in 'arguments'"
+    elif response is None:
+        problem = "no response text in 'resps'"
+    elif "target" not in obj:
+        problem = "missing field 'target'"
+    sample = Sample(
+        framework=FRAMEWORK,
+        path=f.uri,
+        index=str(doc_id),
+        model=model,
+        task=f.task,
+        prompt=question_of(prompt, doc, f, delimiter) if prompt is not None else None,
+        response=response,
+        target=obj.get("target"),
+        doc=doc,
+        verdict=verdict,
+        metric=metric,
+        problem=problem,
+    )
+    return sample, n_resps
+
+
+def _generative_samples(
+    f: SamplesFile, model: str, picked: _Picked, output_type: str | None, delimiter: str, notes: list[str]
+) -> Iterator[Sample | Skipped]:
+    """A Sample per document; with no output_type known, log-likelihood lines are counted as skipped."""
+    skipped_here = 0
+    repeats_noted = False
+    for doc_id in picked.order:
+        obj = picked.chosen[doc_id]
+        if output_type is None and looks_generative(obj) is False:
+            skipped_here += 1
+            continue
+        sample, n_resps = _document_sample(f, model, doc_id, obj, delimiter)
+        if n_resps > 1 and not repeats_noted:
+            notes.append(
+                f"task {f.task!r} ({model}) has {n_resps} responses per document (repeats): the first is "
+                "imported, without the framework's verdict (it covers all of them)"
+            )
+            repeats_noted = True
+        yield sample
+    if skipped_here:
+        yield Skipped(
+            FRAMEWORK, f.uri, model, f.task, skipped_here,
+            "log-likelihood samples (no results file names the output_type; seen from the samples): "
+            "no response text to re-score",
+        )  # fmt: skip
+
+
 def _read_file(
     f: SamplesFile, model: str, wanted_filter: str | None, notes: list[str]
 ) -> Iterator[Sample | Skipped]:
@@ -307,130 +457,18 @@ def _read_file(
     except OSError as e:
         yield Sample(FRAMEWORK, f.uri, "*", model, f.task, problem=f"cannot read the file: {e}")
         return
-    lines = [(i, line) for i, line in enumerate(data.split(b"\n"), 1) if line.strip()]
-    # One sample per document: the line of the wanted filter, else the first logged.
-    chosen: dict[Any, tuple[int, dict[str, Any]]] = {}
-    filters_seen: list[str] = []
-    order: list[Any] = []
-    logged: set[tuple[Any, str]] = set()
-    bad: list[Sample] = []
-    for lineno, line in lines:
-        obj, problem = _parse(line)
-        if obj is None:
-            bad.append(
-                Sample(FRAMEWORK, f.uri, f"line{lineno}", model, f.task, problem=f"line {lineno}: {problem}")
-            )
-            continue
-        doc_id = obj.get("doc_id")
-        if doc_id is None or isinstance(doc_id, (dict, list, bool)):
-            bad.append(
-                Sample(
-                    FRAMEWORK,
-                    f.uri,
-                    f"line{lineno}",
-                    model,
-                    f.task,
-                    problem=f"line {lineno}: missing field 'doc_id'",
-                )
-            )
-            continue
-        flt = obj.get("filter") if isinstance(obj.get("filter"), str) else "none"
-        if flt not in filters_seen:
-            filters_seen.append(flt)
-        if (doc_id, flt) in logged:  # one line per document and filter: another is a duplicate, not a sample
-            bad.append(
-                Sample(
-                    FRAMEWORK,
-                    f.uri,
-                    f"line{lineno}",
-                    model,
-                    f.task,
-                    problem=f"line {lineno}: doc_id {doc_id!r} is logged twice under filter {flt!r}",
-                )
-            )
-            continue
-        logged.add((doc_id, flt))
-        if doc_id not in chosen:
-            order.append(doc_id)
-            chosen[doc_id] = (lineno, obj)
-        elif wanted_filter is not None and flt == wanted_filter:
-            chosen[doc_id] = (lineno, obj)
-    yield from bad
-    if len(filters_seen) > 1:
-        used = wanted_filter if wanted_filter in filters_seen else filters_seen[0]
-        if wanted_filter is not None and wanted_filter not in filters_seen:
-            notes.append(
-                f"{f.uri}: filter {wanted_filter!r} not logged (have {filters_seen}); verdicts from {used!r}"
-            )
-        notes.append(
-            f"task {f.task!r} ({model}) is logged under filters {filters_seen}: one sample per document, "
-            f"the framework's verdict from filter {used!r}"
-        )
+    picked = _pick_lines(f, model, data, wanted_filter)
+    yield from picked.bad
+    _note_filters(f, model, wanted_filter, picked.filters_seen, notes)
     if output_type is not None and output_type != GENERATE:
-        if order:
+        if picked.order:
             yield Skipped(
-                FRAMEWORK, f.uri, model, f.task, len(order),
+                FRAMEWORK, f.uri, model, f.task, len(picked.order),
                 f"output_type {output_type}: scored by log-likelihood, so there is no response text to "
                 "re-score (only generate_until tasks can be imported)",
             )  # fmt: skip
         return
-    skipped_here = 0
-    repeats_noted = False
-    for doc_id in order:
-        lineno, obj = chosen[doc_id]
-        index = str(doc_id)
-        if output_type is None and looks_generative(obj) is False:
-            skipped_here += 1
-            continue
-        args = _arguments(obj)
-        prompt = args[0][0] if args and args[0] and isinstance(args[0][0], str) else None
-        doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else None
-        resps = obj.get("resps")
-        response = None
-        n_resps = 0
-        if isinstance(resps, list) and resps and isinstance(resps[0], list):
-            n_resps = len(resps[0])
-            if resps[0] and isinstance(resps[0][0], str):
-                response = resps[0][0]
-        verdict, metric = _verdict(obj)
-        flt = obj.get("filter") if isinstance(obj.get("filter"), str) else "none"
-        if metric:
-            metric = f"{metric}/{flt}"
-        if n_resps > 1:
-            verdict = None  # the framework scored all the repeats together; we import the first
-            if not repeats_noted:
-                notes.append(
-                    f"task {f.task!r} ({model}) has {n_resps} responses per document (repeats): the first is "
-                    "imported, without the framework's verdict (it covers all of them)"
-                )
-                repeats_noted = True
-        problem = None
-        if prompt is None:
-            problem = "no prompt in 'arguments'"
-        elif response is None:
-            problem = "no response text in 'resps'"
-        elif "target" not in obj:
-            problem = "missing field 'target'"
-        yield Sample(
-            framework=FRAMEWORK,
-            path=f.uri,
-            index=index,
-            model=model,
-            task=f.task,
-            prompt=question_of(prompt, doc, f, delimiter) if prompt is not None else None,
-            response=response,
-            target=obj.get("target"),
-            doc=doc,
-            verdict=verdict,
-            metric=metric,
-            problem=problem,
-        )
-    if skipped_here:
-        yield Skipped(
-            FRAMEWORK, f.uri, model, f.task, skipped_here,
-            "log-likelihood samples (no results file names the output_type; seen from the samples): "
-            "no response text to re-score",
-        )  # fmt: skip
+    yield from _generative_samples(f, model, picked, output_type, delimiter, notes)
 
 
 __all__ = [

@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from xfinder_ray.importers.core import ImportInputError, Sample, Skipped, list_tree
-from xfinder_ray.storage import resolve
+from xfinder_ray.storage import Location, resolve, uri_of
 
 FRAMEWORK = "opencompass"
 PARTITION = re.compile(r"^(?P<base>.+)_(?P<k>\d+)$")
@@ -49,6 +49,7 @@ class Dataset:
     results_path: str | None
 
 
+# Same shape as importers/lm_eval.py:Found: a declaration of this importer's own result type.
 @dataclass
 class Found:
     datasets: list[Dataset]
@@ -77,7 +78,7 @@ def find_files(paths: list[str], storage: Any = None) -> Found:
     model folder in it, or prediction files)."""
     notes: list[str] = []
     groups: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
-    fs_of: dict[tuple[str, str, str], pafs.FileSystem] = {}
+    loc_of: dict[tuple[str, str, str], Location] = {}
     for p in paths:
         loc = resolve(p, storage)
         listed = list_tree(loc, (".json",))
@@ -104,7 +105,7 @@ def find_files(paths: list[str], storage: Any = None) -> Found:
                 dataset = dataset[: len(dataset) - len(name) + len(".json")] + m.group("base")
             key = (root, model, dataset)
             groups.setdefault(key, []).append((k, path))
-            fs_of[key] = loc.fs
+            loc_of[key] = loc
             picked += 1
         if not picked:
             raise ImportInputError(
@@ -113,7 +114,8 @@ def find_files(paths: list[str], storage: Any = None) -> Found:
             )
     datasets: list[Dataset] = []
     for (root, model, dataset), parts in sorted(groups.items()):
-        fs = fs_of[(root, model, dataset)]
+        loc = loc_of[(root, model, dataset)]
+        fs = loc.fs
         ordered = [path for _, path in sorted(set(parts))]
         ks = sorted({k for k, _ in parts})
         if len(ordered) > 1 and ks != list(range(len(ks))):
@@ -121,7 +123,7 @@ def find_files(paths: list[str], storage: Any = None) -> Found:
         results = f"{root}/results/{model}/{dataset}.json" if root else None
         if results and fs.get_file_info(results).type != pafs.FileType.File:
             results = None
-        uris = [f"s3://{q}" if isinstance(fs, pafs.S3FileSystem) else q for q in ordered]
+        uris = [uri_of(loc, q) for q in ordered]
         datasets.append(Dataset(model, dataset, ordered, uris, fs, results))
     return Found(datasets, notes)
 
@@ -191,90 +193,117 @@ def read(found: Found, *, model: str | None = None, notes: list[str], **_) -> It
         yield from _read_dataset(d, model or d.model, notes)
 
 
+@dataclass
+class _Progress:
+    """What reading one dataset carries from one prediction file (partition) to the next."""
+
+    verdicts: dict[int, tuple[bool | None, Any]]  # from the results file, by global index
+    metric: str | None
+    offset: int = 0  # the global index of the current part's first entry
+    skipped: int = 0  # entries scored by likelihood (no response text)
+    several_noted: bool = False  # the "several predictions per sample" note is given once
+
+
 def _read_dataset(d: Dataset, model: str, notes: list[str]) -> Iterator[Sample | Skipped]:
-    verdicts, metric = _verdicts(d.fs, d.results_path)
-    offset = 0
-    skipped = 0
-    first_of_list_noted = False
+    progress = _Progress(*_verdicts(d.fs, d.results_path))
     for path, uri in zip(d.parts, d.uris, strict=True):
-        try:
-            data = _load(d.fs, path)
-        except (OSError, ValueError) as e:
-            yield Sample(
-                FRAMEWORK, uri, "*", model, d.dataset, problem=f"not a readable predictions file: {e}"
-            )
-            continue
-        if not isinstance(data, dict):
-            yield Sample(
-                FRAMEWORK, uri, "*", model, d.dataset,
-                problem=f"not an OpenCompass predictions file (a {type(data).__name__}, expected an object)",
-            )  # fmt: skip
-            continue
-        keys = sorted((k for k in data if str(k).isdigit()), key=int)
-        for k in (k for k in data if not str(k).isdigit()):
-            yield Sample(
-                FRAMEWORK,
-                uri,
-                str(k),
-                model,
-                d.dataset,
-                problem=f"prediction key {str(k)[:40]!r} is not an index",
-            )
-        for k in keys:
-            entry = data[k]
-            index = offset + int(k)
-            if not isinstance(entry, dict):
-                yield Sample(
-                    FRAMEWORK, uri, str(index), model, d.dataset, problem="prediction entry is not an object"
-                )
-                continue
-            if _is_scored_by_likelihood(entry):
-                skipped += 1
-                continue
-            prediction = entry.get("prediction")
-            if isinstance(prediction, dict):
-                prediction = prediction.get("prediction")
-            verdict, answer = verdicts.get(index, (None, None))
-            if isinstance(prediction, list):
-                if len(prediction) > 1:
-                    verdict = None
-                    if not first_of_list_noted:
-                        notes.append(
-                            f"{model}/{d.dataset}: several predictions per sample; the first is imported, "
-                            "without the framework's verdict"
-                        )
-                        first_of_list_noted = True
-                prediction = prediction[0] if prediction and isinstance(prediction[0], str) else None
-            gold = entry.get("gold", answer)
-            problem = None
-            question = _question(entry.get("origin_prompt"))
-            if not isinstance(prediction, str):
-                problem = "no prediction text"
-            elif question is None:
-                problem = "no origin_prompt"
-            elif gold is None:
-                problem = "no gold answer (absent from the prediction and the results details)"
-            yield Sample(
-                framework=FRAMEWORK,
-                path=uri,
-                index=str(index),
-                model=model,
-                task=d.dataset,
-                prompt=question,
-                response=prediction if isinstance(prediction, str) else None,
-                target=gold,
-                doc=None,
-                verdict=verdict,
-                metric=metric if verdict is not None else None,
-                problem=problem,
-            )
-        offset += len(keys)
-    if skipped:
+        yield from _read_part(d, path, uri, model, progress, notes)
+    if progress.skipped:
         yield Skipped(
-            FRAMEWORK, d.uris[0], model, d.dataset, skipped,
+            FRAMEWORK, d.uris[0], model, d.dataset, progress.skipped,
             "ppl/clp inference: scored by perplexity over the options, so there is no response text to "
             "re-score (only gen datasets can be imported)",
         )  # fmt: skip
+    _note_verdicts(d, model, progress.verdicts, notes)
+
+
+def _read_part(
+    d: Dataset, path: str, uri: str, model: str, progress: _Progress, notes: list[str]
+) -> Iterator[Sample]:
+    """The samples of one prediction file; a file that cannot be read is one reject (and no indexes)."""
+    try:
+        data = _load(d.fs, path)
+    except (OSError, ValueError) as e:
+        yield Sample(FRAMEWORK, uri, "*", model, d.dataset, problem=f"not a readable predictions file: {e}")
+        return
+    if not isinstance(data, dict):
+        yield Sample(
+            FRAMEWORK, uri, "*", model, d.dataset,
+            problem=f"not an OpenCompass predictions file (a {type(data).__name__}, expected an object)",
+        )  # fmt: skip
+        return
+    keys = sorted((k for k in data if str(k).isdigit()), key=int)
+    for k in (k for k in data if not str(k).isdigit()):
+        yield Sample(
+            FRAMEWORK,
+            uri,
+            str(k),
+            model,
+            d.dataset,
+            problem=f"prediction key {str(k)[:40]!r} is not an index",
+        )
+    for k in keys:
+        entry = data[k]
+        index = progress.offset + int(k)
+        if not isinstance(entry, dict):
+            yield Sample(
+                FRAMEWORK, uri, str(index), model, d.dataset, problem="prediction entry is not an object"
+            )
+            continue
+        if _is_scored_by_likelihood(entry):
+            progress.skipped += 1
+            continue
+        yield _entry_sample(d, uri, model, index, entry, progress, notes)
+    progress.offset += len(keys)
+
+
+def _entry_sample(
+    d: Dataset, uri: str, model: str, index: int, entry: dict[str, Any], progress: _Progress, notes: list[str]
+) -> Sample:
+    """The Sample of one generated prediction, with the framework's verdict from the results details."""
+    prediction = entry.get("prediction")
+    if isinstance(prediction, dict):
+        prediction = prediction.get("prediction")
+    verdict, answer = progress.verdicts.get(index, (None, None))
+    if isinstance(prediction, list):
+        if len(prediction) > 1:
+            verdict = None  # the framework scored all of them together; we import the first
+            if not progress.several_noted:
+                notes.append(
+                    f"{model}/{d.dataset}: several predictions per sample; the first is imported, "
+                    "without the framework's verdict"
+                )
+                progress.several_noted = True
+        prediction = prediction[0] if prediction and isinstance(prediction[0], str) else None
+    gold = entry.get("gold", answer)
+    problem = None
+    question = _question(entry.get("origin_prompt"))
+    if not isinstance(prediction, str):
+        problem = "no prediction text"
+    elif question is None:
+        problem = "no origin_prompt"
+    elif gold is None:
+        problem = "no gold answer (absent from the prediction and the results details)"
+    return Sample(
+        framework=FRAMEWORK,
+        path=uri,
+        index=str(index),
+        model=model,
+        task=d.dataset,
+        prompt=question,
+        response=prediction if isinstance(prediction, str) else None,
+        target=gold,
+        doc=None,
+        verdict=verdict,
+        metric=progress.metric if verdict is not None else None,
+        problem=problem,
+    )
+
+
+def _note_verdicts(
+    d: Dataset, model: str, verdicts: dict[int, tuple[bool | None, Any]], notes: list[str]
+) -> None:
+    """Say why a dataset's samples come without the framework's verdicts."""
     if d.results_path is None:
         notes.append(f"{model}/{d.dataset}: no results/{model}/{d.dataset}.json; no framework verdicts")
     elif not verdicts:

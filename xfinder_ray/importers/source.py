@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from xfinder_ray.storage import Location, resolve
+from xfinder_ray.storage import Location, resolve, uri_of
 
 SOURCE_COLUMNS = ["source_n", "source_correct", "source_accuracy"]
 
@@ -40,8 +40,8 @@ def source_accuracy(judgments: Location | str, imported: Sequence[str], storage:
     for uri in imported:
         arr = _verdicts(uri, storage)
         r = resolve(uri, storage)
-        # the job writes source_file as the filesystem path for local files, s3://bucket/key on S3
-        by_file[r.path if not uri.startswith("s3://") else uri] = arr
+        # the job writes source_file as storage.uri_of names it: the path for local files, else scheme://key
+        by_file[uri_of(r, r.path)] = arr
         by_file[uri] = arr
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     files = [

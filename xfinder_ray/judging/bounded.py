@@ -48,6 +48,16 @@ class WorkerStats:
     boots: int = 0
 
 
+def _close_pipes(proc: subprocess.Popen) -> None:
+    """Close the worker's stdin and stdout, ignoring errors (a pipe may already be broken)."""
+    for f in (proc.stdin, proc.stdout):
+        try:
+            if f is not None:
+                f.close()
+        except OSError:
+            pass
+
+
 class BoundedVerifier:
     """Sends (gold candidates, pred candidates) to the worker; True if any pair is equivalent."""
 
@@ -84,12 +94,7 @@ class BoundedVerifier:
         """Forget the parent's worker (it belongs to the parent) and renew the locks."""
         proc = self._proc
         if proc is not None:
-            for f in (proc.stdin, proc.stdout):
-                try:
-                    if f is not None:
-                        f.close()
-                except OSError:
-                    pass
+            _close_pipes(proc)
             # Popen.__del__ of the parent's process object must not reap it from here.
             proc.returncode = 0
         self._init_process_state()
@@ -137,12 +142,7 @@ class BoundedVerifier:
             os.killpg(proc.pid, 9)
         except (ProcessLookupError, PermissionError):
             pass
-        for f in (proc.stdin, proc.stdout):
-            try:
-                if f is not None:
-                    f.close()
-            except OSError:
-                pass
+        _close_pipes(proc)
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:

@@ -97,6 +97,8 @@ _CLOCK = re.compile(r"(?P<h>\d{1,2}):(?P<m>[0-5]\d)(?:\s*(?:[ap]\.?\s?m\.?))?", 
 _WRAPPERS = ("\\boxed", "\\fbox", "\\text", "\\textbf", "\\textrm", "\\mathrm", "\\mathbf", "\\mbox")
 _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 
+# The declarations below share a shape (one compiled regex each, named groups) with each other and with
+# judging/xfinder_compat.py's _NFA_* ones; each reads its own form of answer, so there is nothing to share.
 _LEFT_RIGHT = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])")
 _FRAC_VARIANTS = re.compile(r"\\[dtc]frac(?![A-Za-z])")
 # Thousands separators written as LaTeX spacing or {,} between digit groups: 1\,000, 1{,}000.
@@ -126,6 +128,7 @@ _CURRENCY = re.compile(
     r"(?:[\u20ac\u00a3\u00a5\u20b9\u20a9]|US\$|(?:USD|EUR|GBP|INR|JPY|CAD|AUD|Rs\.?)(?![A-Za-z])"
     r"|\\(?:euro|pounds|yen|texteuro|textsterling|textdollar)(?![A-Za-z]))\s*"
 )
+# Number forms, one pattern each (alike in shape only; see the note at _LEFT_RIGHT).
 _NUM_SCI = re.compile(
     rf"(?P<m>{_DEC})(?:[eE](?P<e1>[+-]?\d+)"
     rf"|\s*(?:\\times|\\cdot|\*|x)\s*10\s*\^\s*(?:\{{\s*(?P<e2>[+-]?\d+)\s*\}}|(?P<e3>[+-]?\d)))"
@@ -833,93 +836,126 @@ MAX_NUMERIC = 120  # characters of an expression the numeric reader evaluates
 _NUM_TOKEN = re.compile(
     r"\d+(?:\.\d+)?|\\(?:sqrt|frac|dfrac|tfrac|cdot|times|div|pi|left|right)|[-+*/^(){}×÷√π]"
 )
+_NUM_OPEN = ("(", "{")
+_NUM_CLOSE = (")", "}")
+_NUM_SQRT = ("\\sqrt", "√")
+_NUM_FRACS = ("\\frac", "\\dfrac", "\\tfrac")
+_NUM_PI = ("\\pi", "π")
+_NUM_TIMES = ("*", "×", "\\cdot", "\\times")
+_NUM_DIVIDE = ("/", "÷", "\\div")
+# Tokens that start an atom right after another one: an implicit product (6\\sqrt2, 2(3+1)).
+_NUM_IMPLICIT = _NUM_OPEN + _NUM_SQRT + _NUM_FRACS + _NUM_PI
+# A power with a bigger exponent or base gives None (a float overflow gives None as well).
+_MAX_POWER_EXPONENT = 64
+_MAX_POWER_BASE = 1e6
+_MAX_NUMBER_TOKEN = 30
 
 
-def numeric_value(canon: str) -> float | None:
-    """The value of a constant arithmetic expression -- digits, + - * / ^, parentheses and braces,
-    \\sqrt, \\frac, \\pi, implicit products ("6\\sqrt2") -- or None. A hand-written bounded parser:
-    nothing is evaluated as code, exponents are capped, and any other token gives None."""
+def _numeric_tokens(canon: str) -> list[str] | None:
+    """The tokens of `canon` for numeric_value, or None when it is too long or has any other token."""
     text = canon.replace(" ", "").replace("sqrt(", "\\sqrt(")
     if not text or len(text) > MAX_NUMERIC:
         return None
     tokens = _NUM_TOKEN.findall(text)
     if "".join(tokens) != text:
         return None
-    tokens = [t for t in tokens if t not in ("\\left", "\\right")]
-    pos = 0
+    return [t for t in tokens if t not in ("\\left", "\\right")]
 
-    def peek() -> str | None:
-        return tokens[pos] if pos < len(tokens) else None
 
-    def take() -> str:
-        nonlocal pos
-        pos += 1
-        return tokens[pos - 1]
+class _NumericParser:
+    """Recursive descent over numeric_value's tokens: expr > term > unary > power > atom.
 
-    def atom() -> float:
-        t = take() if peek() is not None else ""
-        if t in ("(", "{"):
-            v = expr()
-            if take() not in (")", "}"):
+    Every failure raises (ValueError, or IndexError past the end); numeric_value turns it into None.
+    One call frame per grammar level, as many as nesting needs: MAX_NUMERIC bounds the depth.
+    """
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.pos = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self) -> str:
+        self.pos += 1
+        return self.tokens[self.pos - 1]
+
+    def atom(self) -> float:
+        t = self.take() if self.peek() is not None else ""
+        if t in _NUM_OPEN:
+            v = self.expr()
+            if self.take() not in _NUM_CLOSE:
                 raise ValueError
             return v
-        if t in ("\\sqrt", "√"):
-            v = atom()
-            if v < 0:
+        if t in _NUM_SQRT:
+            v = self.atom()
+            if isinstance(v, complex) or v < 0:  # a negative base to a fractional power is complex
                 raise ValueError
             return math.sqrt(v)
-        if t in ("\\frac", "\\dfrac", "\\tfrac"):
-            num, den = atom(), atom()
+        if t in _NUM_FRACS:
+            num, den = self.atom(), self.atom()
             return num / den
-        if t in ("\\pi", "π"):
+        if t in _NUM_PI:
             return math.pi
         if t and t[0].isdigit():
-            if t.count(".") <= 1 and len(t) <= 30:
+            if t.count(".") <= 1 and len(t) <= _MAX_NUMBER_TOKEN:
                 return float(t)
         raise ValueError
 
-    def power() -> float:
-        base = atom()
-        if peek() == "^":
-            take()
-            exp = unary()
-            if abs(exp) > 64 or abs(base) > 1e6:
+    def power(self) -> float:
+        base = self.atom()
+        if self.peek() == "^":
+            self.take()
+            exp = self.unary()
+            if abs(exp) > _MAX_POWER_EXPONENT or abs(base) > _MAX_POWER_BASE:
                 raise ValueError
-            return base**exp
+            value = base**exp
+            if isinstance(value, complex):  # (-8)^0.5: no real value; comparisons on it would raise
+                raise ValueError
+            return value
         return base
 
-    def unary() -> float:
-        if peek() in ("-", "+"):
-            return -unary() if take() == "-" else unary()
-        return power()
+    def unary(self) -> float:
+        if self.peek() in ("-", "+"):
+            return -self.unary() if self.take() == "-" else self.unary()
+        return self.power()
 
-    def term() -> float:
-        v = unary()
-        while peek() is not None:
-            op = peek()
-            if op in ("*", "×", "\\cdot", "\\times"):
-                take()
-                v *= unary()
-            elif op in ("/", "÷", "\\div"):
-                take()
-                v /= unary()
-            elif op in ("(", "{", "\\sqrt", "√", "\\frac", "\\dfrac", "\\tfrac", "\\pi", "π"):
-                v *= unary()  # implicit product: 6\\sqrt2, 2(3+1)
+    def term(self) -> float:
+        v = self.unary()
+        while self.peek() is not None:
+            op = self.peek()
+            if op in _NUM_TIMES:
+                self.take()
+                v *= self.unary()
+            elif op in _NUM_DIVIDE:
+                self.take()
+                v /= self.unary()
+            elif op in _NUM_IMPLICIT:
+                v *= self.unary()  # implicit product: 6\\sqrt2, 2(3+1)
             else:
                 break
         return v
 
-    def expr() -> float:
-        v = term()
-        while peek() in ("+", "-"):
-            v = v + term() if take() == "+" else v - term()
+    def expr(self) -> float:
+        v = self.term()
+        while self.peek() in ("+", "-"):
+            v = v + self.term() if self.take() == "+" else v - self.term()
         return v
 
+
+def numeric_value(canon: str) -> float | None:
+    """The value of a constant arithmetic expression -- digits, + - * / ^, parentheses and braces,
+    \\sqrt, \\frac, \\pi, implicit products ("6\\sqrt2") -- or None. A hand-written bounded parser:
+    nothing is evaluated as code, exponents are capped, and any other token gives None."""
+    tokens = _numeric_tokens(canon)
+    if tokens is None:
+        return None
+    parser = _NumericParser(tokens)
     try:
-        value = expr()
+        value = parser.expr()
     except (ValueError, ZeroDivisionError, OverflowError, IndexError):
         return None
-    if pos != len(tokens) or isinstance(value, complex) or value != value:
+    if parser.pos != len(tokens) or isinstance(value, complex) or value != value:
         return None
     return float(value)
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 # Longer answers are compared as whole strings only (keeps the regexes below cheap).
 _MAX_PATTERN_CHARS = 1_000
+# (A data table; alike in shape only with judging/xfinder_compat.py:_NFA_SUBSTITUTIONS.)
 _PAIRS = (
     ('"', '"'),
     ("'", "'"),

@@ -26,7 +26,10 @@ from collections.abc import Sequence
 
 MAX_COMPAT_CHARS = 2_000
 
-# normalize_final_answer's literal rewrites, in the original order.
+# normalize_final_answer's literal rewrites, in the original order. These tables and the steps below
+# match extractors/baselines/_math.py (OpenCompass, which the xfinder package copied): this module
+# mirrors xfinder 0.2.6 and that one OpenCompass 0.5.3 (docs/baselines.md), so they are not shared.
+# The other regex declarations here share only their shape with judging/math_normalize.py's.
 _NFA_SUBSTITUTIONS = (
     ("an ", ""),
     ("a ", ""),
@@ -180,6 +183,7 @@ def _fix_a_slash_b(s: str) -> str:
     return "\\frac{" + str(a) + "}{" + str(b) + "}"
 
 
+# Same steps as extractors/baselines/_math.py:strip_string_v2: not shared (see the top of this module).
 def _strip_v2(s: str) -> str:
     s = str(s).strip()
     s = s.replace("\n", "").rstrip(".")
@@ -219,6 +223,8 @@ def _strip_v2(s: str) -> str:
     return _fix_a_slash_b(s)
 
 
+# Same shape as extractors/baselines/opencompass.py:is_equiv (MATHEvaluator.is_equiv, which the
+# xfinder package copied): each mirrors its own upstream (docs/baselines.md), so they are not shared.
 def compat_math_equal(extracted: str, correct: str) -> bool:
     """MathEvaluator('v2').is_equiv(extracted, correct), re-implemented."""
     if len(extracted) > MAX_COMPAT_CHARS or len(correct) > MAX_COMPAT_CHARS:

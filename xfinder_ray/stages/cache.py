@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import ray
 
+from xfinder_ray.stages.rows import row_stage
 from xfinder_ray.storage import Location, exists, write_json_atomic
 
 KEY_BYTES = 16
@@ -42,10 +43,15 @@ class CacheIndex:
     prompt_tokens: np.ndarray
 
 
+def cache_location(root: Location, identity: dict[str, Any]) -> Location:
+    """The cache folder for one extraction identity (nothing written)."""
+    text = json.dumps(identity, sort_keys=True)
+    return root.join(hashlib.sha256(text.encode()).hexdigest()[:20])
+
+
 def cache_folder(root: Location, identity: dict[str, Any]) -> Location:
     """The cache folder for one extraction identity; it records that identity for people to read."""
-    text = json.dumps(identity, sort_keys=True)
-    folder = root.join(hashlib.sha256(text.encode()).hexdigest()[:20])
+    folder = cache_location(root, identity)
     marker = folder.join("identity.json")
     if not exists(marker):
         write_json_atomic(marker, identity)
@@ -68,28 +74,45 @@ def load_index(folder: Location) -> CacheIndex | None:
     )
 
 
-def lookup_batch(batch: pd.DataFrame, *, index: Any) -> pd.DataFrame:
-    """Fill `raw_output` for cache hits; mark every prompted row with `cache_key`, `cache_hit`."""
+def _lookup(rows: pd.DataFrame, *, index: Any) -> pd.DataFrame:
     idx: CacheIndex | None = ray.get(index) if isinstance(index, ray.ObjectRef) else index
-    n = len(batch)
-    keys: list[bytes | None] = [None] * n
-    hit: list[bool | None] = [None] * n
-    # Rows without a prompt (rejected, or settled by the router) keep what they have.
-    raw: list[str | None] = list(batch["raw_output"]) if "raw_output" in batch else [None] * n
+    n = len(rows)
+    keys = [prompt_key(p) for p in rows["prompt"]]
+    hit: list[bool] = [False] * n
+    raw: list[str | None] = [None] * n
     tokens: list[int | None] = [None] * n
-    for i, (prompt, reason) in enumerate(zip(batch["prompt"], batch["reject_reason"], strict=True)):
-        if isinstance(reason, str) or not isinstance(prompt, str):
-            continue
-        key = prompt_key(prompt)
-        keys[i], hit[i], raw[i] = key, False, None
-        if idx is not None and len(idx.keys):
+    if idx is not None and len(idx.keys):
+        for i, key in enumerate(keys):
             probe = np.array(key, dtype=idx.keys.dtype)[
                 ()
             ]  # numpy drops trailing NULs: compare like with like
             pos = int(np.searchsorted(idx.keys, probe))
             if pos < len(idx.keys) and idx.keys[pos] == probe:
                 hit[i], raw[i], tokens[i] = True, idx.raw_output[pos].as_py(), int(idx.prompt_tokens[pos])
-    return batch.assign(cache_key=keys, cache_hit=hit, raw_output=raw, prompt_tokens=tokens)
+    return rows.assign(cache_key=keys, cache_hit=hit, raw_output=raw, prompt_tokens=tokens)
+
+
+def _has_prompt(batch: pd.DataFrame) -> pd.Series:
+    """Valid rows with a prompt (not rejected, not settled by the router)."""
+    return batch["reject_reason"].isna() & batch["prompt"].map(lambda p: isinstance(p, str))
+
+
+def _stats(df: pd.DataFrame) -> dict[str, int]:
+    if "cache_hit" not in df:
+        return {"hits": 0, "misses": 0}
+    return {"hits": int(flag(df["cache_hit"], True).sum()), "misses": int(flag(df["cache_hit"], False).sum())}
+
+
+# Prompted rows -> + `cache_key`, `cache_hit`, and `raw_output` for hits; rows without a prompt
+# (rejected, or settled by the router) keep what they have.
+lookup_batch = row_stage(
+    "cache",
+    reads=("prompt",),
+    writes=("cache_key", "cache_hit", "raw_output", "prompt_tokens"),
+    fn=_lookup,
+    rows=_has_prompt,
+    stats=_stats,
+)
 
 
 def flag(column: pd.Series, value: bool) -> pd.Series:

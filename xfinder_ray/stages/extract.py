@@ -1,7 +1,8 @@
 """extract: rows -> + `raw_output` (and `prompt_tokens`, `extract_error` for model extractors).
 
-`rules` and the other registered record-level extractors run in plain map_batches tasks; `xfinder` runs in a pool of vLLM replicas
-(xfinder_ray/extractors/vllm_stage.py). Both return the extractor's identity, written on every row.
+`rules` and the other registered record-level extractors run in plain map_batches tasks; `xfinder`
+(prompt, cache, a pool of vLLM replicas) is built by xfinder_ray/extractors/model.py. Both carry the
+extractor's identity, written on every row.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 import ray
@@ -16,6 +18,8 @@ import ray
 from xfinder_ray.config import JobConfig
 from xfinder_ray.extractors import extractor_identity, get_scored_extractor
 from xfinder_ray.records import FIELDS, validate
+from xfinder_ray.stages.rows import row_stage
+from xfinder_ray.storage import Location
 
 
 @dataclass(frozen=True)
@@ -25,26 +29,45 @@ class ExtractStage:
     apply: Callable[[ray.data.Dataset], ray.data.Dataset]
     needs_prompt: bool
     needs_parse: bool
+    cache: Location | None = None  # model extractors: the extraction cache folder the sink adds to
+    settings: dict[str, Any] | None = None  # model extractors: what decides an output besides the prompt
 
 
-def record_batch(batch: pd.DataFrame, *, name: str) -> pd.DataFrame:
-    """A registered record-level extractor (`rules`, or a RegEx baseline such as `lm-eval`) over the
-    valid rows, with each extraction's confidence tier where it has one; rejected rows pass through."""
+def _record_extract(rows: pd.DataFrame, *, name: str) -> pd.DataFrame:
     extract = get_scored_extractor(name)
-    outputs: list[str | None] = []
-    tiers: list[str | None] = []
-    for row, reason in zip(batch[list(FIELDS)].to_dict("records"), batch["reject_reason"], strict=True):
-        answer, tier = (None, None) if isinstance(reason, str) else extract(validate(row))
-        outputs.append(answer)
-        tiers.append(tier)
-    return batch.assign(raw_output=outputs, confidence=tiers, prompt_tokens=None, truncated=False)
+    scored = [extract(validate(row)) for row in rows[list(FIELDS)].to_dict("records")]
+    return rows.assign(
+        raw_output=[answer for answer, _ in scored],
+        confidence=[tier for _, tier in scored],
+        prompt_tokens=None,
+        truncated=False,
+    )
+
+
+# A registered record-level extractor (`rules`, or a RegEx baseline such as `lm-eval`) over the valid
+# rows, with each extraction's confidence tier where it has one.
+record_batch = row_stage(
+    "extract",
+    reads=FIELDS,
+    writes=("raw_output", "confidence", "prompt_tokens", "truncated"),
+    fn=_record_extract,
+)
+
+
+def extract_stats(df: pd.DataFrame) -> dict[str, int]:
+    """Extractions made (by the router, the cache or the extractor) and the model's failed rows."""
+    errors = df["extract_error"].notna() if "extract_error" in df else pd.Series(False, index=df.index)
+    made = df["raw_output"].notna() & ~errors if "raw_output" in df else pd.Series(False, index=df.index)
+    return {"extracted": int(made.sum()), "errors": int(errors.sum())}
 
 
 def model_is_local(source: str) -> bool:
     return source.startswith("s3://") or os.path.isdir(source)
 
 
-def build_extract_stage(cfg: JobConfig) -> ExtractStage:
+def build_extract_stage(cfg: JobConfig, device: str | None, cache_root: Location | None) -> ExtractStage:
+    """The job's extractor: a registered record-level one, or xFinder on `device` (resolved on the
+    driver) with the extraction cache under `cache_root`."""
     name = cfg.extractor.name
     if name != "xfinder":  # a registered record-level extractor: rules (the default) or a baseline
         return ExtractStage(
@@ -54,18 +77,10 @@ def build_extract_stage(cfg: JobConfig) -> ExtractStage:
             False,
             False,
         )
-    from xfinder_ray.extractors.vllm_stage import (
-        build_vllm_stage,
-        model_identity,
-        processor_config_kwargs,
-        resolve_device,
-        stage_config_from,
-    )
+    from xfinder_ray.extractors.model import build_model_extractor
 
-    x = cfg.xfinder
-    stage_cfg = stage_config_from(x)
-    # The dtype is part of the identity: float32 and bf16 can change a greedy output now and then.
-    engine = processor_config_kwargs(stage_cfg, resolve_device(stage_cfg.device))["engine_kwargs"]
-    dtype = engine.get("dtype", "auto")
-    ident = f"xfinder:{x.checkpoint}@{model_identity(x.model_source, x.revision)}:{x.prompt_format}:{dtype}"
-    return ExtractStage("xfinder", ident, build_vllm_stage(stage_cfg), True, True)
+    assert device is not None, "the driver resolves the device before building a model extractor"
+    model = build_model_extractor(
+        cfg.xfinder, device=device, batch_size=cfg.ray.batch_size, cache_root=cache_root, storage=cfg.storage
+    )
+    return ExtractStage("xfinder", model.identity, model.apply, True, True, model.cache, model.settings)

@@ -27,7 +27,7 @@ import ray
 
 from xfinder_ray.config import InputConfig, StorageConfig
 from xfinder_ray.records import FIELD_ALIASES
-from xfinder_ray.storage import Location, is_transient, list_files, resolve
+from xfinder_ray.storage import is_transient, list_files, resolve, uri_of
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 JSONL_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
@@ -202,14 +202,10 @@ def list_input(cfg: InputConfig, storage: StorageConfig) -> list[InputFile]:
         paths = list_files(loc, PARQUET_SUFFIXES if fmt == "parquet" else JSONL_SUFFIXES)
         if not paths:
             raise FileNotFoundError(f"no {fmt} files under {uri!r}")
-        files.extend(InputFile(_uri(loc, p), p, fmt, loc.fs) for p in paths)
+        files.extend(InputFile(uri_of(loc, p), p, fmt, loc.fs) for p in paths)
     seen: set[str] = set()
     unique = [f for f in files if not (f.uri in seen or seen.add(f.uri))]  # a file listed twice is read once
     return sorted(unique, key=lambda f: f.uri)
-
-
-def _uri(loc: Location, path: str) -> str:
-    return f"s3://{path}" if isinstance(loc.fs, pafs.S3FileSystem) else path
 
 
 def take_inventory(cfg: InputConfig, storage: StorageConfig) -> Inventory:

@@ -2,7 +2,9 @@
 
 For model extractors the raw generation is parsed into the answer range first; `rules` returns a
 key answer already. A row whose extraction failed (`extract_error`) becomes a reject with the reason;
-rows rejected earlier pass through.
+rows rejected earlier pass through. A math comparison stopped by one of its bounds (time, crash,
+size) is a "not equivalent" verdict; the row says which bound in `comparison_bound` (counted in the
+manifest, not written to judgments/).
 """
 
 from __future__ import annotations
@@ -10,35 +12,71 @@ from __future__ import annotations
 import pandas as pd
 
 from xfinder_ray.judging import judge
+from xfinder_ray.judging import stats as math_stats
 from xfinder_ray.parsing import parse_output
 from xfinder_ray.records import parse_answer_range
+from xfinder_ray.stages.rows import rejected_by, row_stage
+
+# math_equiv.stats() counters -> the name a row's `comparison_bound` gets when that bound stopped it.
+BOUND_COUNTERS = ("worker_timeouts", "worker_crashes", "worker_busy", "over_cap")
+BOUND_NAMES = ("timeout", "crash", "busy", "size_cap")
 
 
-def judge_batch(batch: pd.DataFrame, *, math: str, parse: bool) -> pd.DataFrame:
-    extracted, verdicts, reasons = [], [], []
-    errors = batch["extract_error"] if "extract_error" in batch else [None] * len(batch)
-    for kat, rng, raw, correct, err, prior in zip(
-        batch["key_answer_type"],
-        batch["standard_answer_range"],
-        batch["raw_output"],
-        batch["correct_answer"],
+def _bound_hits() -> tuple[int, ...]:
+    """This process's counts of math comparisons stopped by a bound (time, crash, size...)."""
+    c = math_stats()
+    return tuple(c.get(k, 0) for k in BOUND_COUNTERS)
+
+
+def _judge(rows: pd.DataFrame, *, math: str, parse: bool) -> pd.DataFrame:
+    extracted, verdicts, reasons, bounds = [], [], [], []
+    errors = rows["extract_error"] if "extract_error" in rows else [None] * len(rows)
+    for kat, rng, raw, correct, err in zip(
+        rows["key_answer_type"],
+        rows["standard_answer_range"],
+        rows["raw_output"],
+        rows["correct_answer"],
         errors,
-        batch["reject_reason"],
         strict=True,
     ):
-        if isinstance(prior, str):
-            extracted.append(None)
-            verdicts.append(None)
-            reasons.append(prior)
-            continue
         if isinstance(err, str) and err:
             extracted.append(None)
             verdicts.append(None)
             reasons.append(f"extraction failed: {err[:500]}")
+            bounds.append(None)
             continue
         answer_range = parse_answer_range(rng, kat)
         key = parse_output(raw, kat, answer_range) if parse else raw
-        extracted.append(key)
+        before = _bound_hits() if kat == "math" else None
         verdicts.append(judge(kat, answer_range, key, correct, math=math))
+        # Which bound (if any) stopped this comparison: a bounded "not equivalent" verdict.
+        hit = None
+        if before is not None:
+            hit = next((n for n, a, b in zip(BOUND_NAMES, before, _bound_hits(), strict=True) if b > a), None)
+        extracted.append(key)
         reasons.append(None)
-    return batch.assign(extracted_answer=extracted, judgment=verdicts, reject_reason=reasons)
+        bounds.append(hit)
+    return rows.assign(
+        extracted_answer=extracted, judgment=verdicts, reject_reason=reasons, comparison_bound=bounds
+    )
+
+
+def _stats(df: pd.DataFrame) -> dict[str, int]:
+    judged = df["judgment"].notna() if "judgment" in df else pd.Series(False, index=df.index)
+    bounds = df["comparison_bound"] if "comparison_bound" in df else pd.Series(None, index=df.index)
+    out = {
+        "judged": int(judged.sum()),
+        "correct": int((judged & (df["judgment"] == True)).sum()) if "judgment" in df else 0,  # noqa: E712
+        "rejected": rejected_by(df, "judge"),
+    }
+    out.update({f"comparison_{name}": int((bounds == name).sum()) for name in BOUND_NAMES})
+    return out
+
+
+judge_batch = row_stage(
+    "judge",
+    reads=("key_answer_type", "standard_answer_range", "raw_output", "correct_answer"),
+    writes=("extracted_answer", "judgment", "comparison_bound", "reject_reason"),
+    fn=_judge,
+    stats=_stats,
+)

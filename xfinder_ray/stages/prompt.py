@@ -14,6 +14,7 @@ import pandas as pd
 from xfinder_ray.prompts import render_prompt
 from xfinder_ray.records import parse_answer_range
 from xfinder_ray.stages.cache import flag
+from xfinder_ray.stages.rows import row_stage
 
 
 @functools.lru_cache(maxsize=2)
@@ -23,31 +24,29 @@ def _tokenizer(model_dir: str):
     return AutoTokenizer.from_pretrained(model_dir)
 
 
-def prompt_batch(
-    batch: pd.DataFrame,
+def _is_prompted(batch: pd.DataFrame) -> pd.Series:
+    """Valid rows the router did not settle."""
+    routed = flag(batch["routed"], True) if "routed" in batch else False
+    return batch["reject_reason"].isna() & ~routed
+
+
+def _prompt(
+    rows: pd.DataFrame,
     *,
     checkpoint: str,
     fmt: str,
     max_prompt_tokens: int,
     tokenizer_dir: str | None = None,
 ) -> pd.DataFrame:
-    batch = batch.sort_values(["question", "record_id"], kind="stable").reset_index(drop=True)
     tok = _tokenizer(tokenizer_dir) if tokenizer_dir else None
     prompts, truncated = [], []
-    routed = flag(batch["routed"], True) if "routed" in batch else [False] * len(batch)
-    for q, out, rng, kat, reason, settled in zip(
-        batch["question"],
-        batch["llm_output"],
-        batch["standard_answer_range"],
-        batch["key_answer_type"],
-        batch["reject_reason"],
-        routed,
+    for q, out, rng, kat in zip(
+        rows["question"],
+        rows["llm_output"],
+        rows["standard_answer_range"],
+        rows["key_answer_type"],
         strict=True,
     ):
-        if isinstance(reason, str) or settled:
-            prompts.append(None)
-            truncated.append(None)
-            continue
         rendered = render_prompt(
             q,
             out,
@@ -60,4 +59,22 @@ def prompt_batch(
         )
         prompts.append(rendered.prompt)
         truncated.append(rendered.truncated)
-    return batch.assign(prompt=prompts, truncated=truncated)
+    return rows.assign(prompt=prompts, truncated=truncated)
+
+
+def _stats(df: pd.DataFrame) -> dict[str, int]:
+    if "prompt" not in df:
+        return {"prompted": 0, "truncated": 0}
+    prompted = df["prompt"].notna()
+    return {"prompted": int(prompted.sum()), "truncated": int((prompted & flag(df["truncated"], True)).sum())}
+
+
+prompt_batch = row_stage(
+    "prompt",
+    reads=("question", "llm_output", "standard_answer_range", "key_answer_type", "record_id"),
+    writes=("prompt", "truncated"),
+    fn=_prompt,
+    rows=_is_prompted,
+    stats=_stats,
+    order_by=("question", "record_id"),  # prompts sharing a prefix reach the engine together
+)

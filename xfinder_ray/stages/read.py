@@ -310,3 +310,9 @@ def read_input(source: InputSource) -> ray.data.Dataset | None:
         return None
     # One block stream per task: Ray's default would split each task's output into tiny blocks.
     return ray.data.read_datasource(source, override_num_blocks=tasks)
+
+
+def read_stats(df: pd.DataFrame) -> dict[str, int]:
+    """Rows read, and those rejected while reading (unreadable lines, duplicates...)."""
+    by = df["rejected_by"] if "rejected_by" in df else pd.Series(None, index=df.index)
+    return {"rows": len(df), "rejected": int((df["reject_reason"].notna() & by.isna()).sum())}

@@ -10,17 +10,30 @@ import pandas as pd
 from xfinder_ray.extractors.router import ROUTER_VERSION, strict_answer
 from xfinder_ray.extractors.rules import CERTAIN
 from xfinder_ray.records import FIELDS, validate
+from xfinder_ray.stages.cache import flag
+from xfinder_ray.stages.rows import row_stage
 
 ROUTED_BY = f"router:{ROUTER_VERSION}"
 
 
-def route_batch(batch: pd.DataFrame) -> pd.DataFrame:
-    answers: list[str | None] = []
-    for row, reason in zip(batch[list(FIELDS)].to_dict("records"), batch["reject_reason"], strict=True):
-        answers.append(None if isinstance(reason, str) else strict_answer(validate(row)))
-    return batch.assign(
+def _route(rows: pd.DataFrame) -> pd.DataFrame:
+    answers = [strict_answer(validate(row)) for row in rows[list(FIELDS)].to_dict("records")]
+    return rows.assign(
         raw_output=answers,
         routed=[a is not None for a in answers],
         extractor=[ROUTED_BY if a is not None else None for a in answers],
         confidence=[CERTAIN if a is not None else None for a in answers],
     )
+
+
+def _stats(df: pd.DataFrame) -> dict[str, int]:
+    return {"routed": int(flag(df["routed"], True).sum()) if "routed" in df else 0}
+
+
+route_batch = row_stage(
+    "route",
+    reads=FIELDS,
+    writes=("raw_output", "routed", "extractor", "confidence"),
+    fn=_route,
+    stats=_stats,
+)

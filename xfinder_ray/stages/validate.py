@@ -5,13 +5,18 @@ from __future__ import annotations
 import pandas as pd
 
 from xfinder_ray.records import FIELDS, check
+from xfinder_ray.stages.rows import rejected_by, row_stage
 
 
-def validate_batch(batch: pd.DataFrame) -> pd.DataFrame:
-    reasons = []
-    for row, prior in zip(batch[list(FIELDS)].to_dict("records"), batch["reject_reason"], strict=True):
-        reasons.append(prior if isinstance(prior, str) else check(row))
-    return batch.assign(reject_reason=reasons)
+def _validate(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows.assign(reject_reason=[check(row) for row in rows[list(FIELDS)].to_dict("records")])
+
+
+def _stats(df: pd.DataFrame) -> dict[str, int]:
+    return {"rejected": rejected_by(df, "validate")}
+
+
+validate_batch = row_stage("validate", reads=FIELDS, writes=("reject_reason",), fn=_validate, stats=_stats)
 
 
 def valid_only(batch: pd.DataFrame) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pandas as pd
@@ -26,6 +26,7 @@ from xfinder_ray.records import FIELDS
 from xfinder_ray.stages.cache import flag
 from xfinder_ray.storage import Location
 
+# Schema declarations: JUDGMENT_SCHEMA and REJECT_SCHEMA share their shape and a few fields, not logic.
 JUDGMENT_SCHEMA = pa.schema(
     [
         ("record_id", pa.string()),
@@ -50,6 +51,7 @@ REJECT_SCHEMA = pa.schema(
     [(f, pa.string()) for f in FIELDS]
     + [
         ("reason", pa.string()),
+        ("stage", pa.string()),  # the stage that rejected the record: read | validate | judge
         ("extractor", pa.string()),
         ("source_file", pa.string()),
         ("source_row", pa.int64()),
@@ -77,6 +79,7 @@ def _table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
 
 
 COUNTERS = ("judged", "rejected", "cache_hits", "cache_misses", "routed")
+StageStats = Callable[[pd.DataFrame], dict[str, int]]
 
 
 class OutputSink(Datasink):
@@ -87,13 +90,17 @@ class OutputSink(Datasink):
         extractor: str,
         comparator: str,
         cache: Location | None = None,
+        stage_stats: dict[str, StageStats] | None = None,
     ):
         self.judgments = judgments
         self.rejects = rejects
         self.cache = cache
         self.extractor = extractor
         self.comparator = comparator
+        # Each stage's counts over the rows written (stages/rows.py); summed into `stage_counts`.
+        self.stage_stats = dict(stage_stats or {})
         self.counts = dict.fromkeys(COUNTERS, 0)
+        self.stage_counts: dict[str, dict[str, int]] = {}
 
     def on_write_start(self, schema: Any = None) -> None:
         for loc in (self.judgments, self.rejects, self.cache):
@@ -106,10 +113,12 @@ class OutputSink(Datasink):
         if not frames:
             return dict.fromkeys(COUNTERS, 0)
         df = pd.concat(frames, ignore_index=True)
-        positions = "\0".join(f"{f}\0{r}" for f, r in zip(df["source_file"], df["source_row"], strict=True))
-        key = hashlib.sha1(positions.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+        stages = {name: stats(df) for name, stats in self.stage_stats.items()}
+        key = position_key(df["source_file"], df["source_row"])
         is_reject = pd.Series([isinstance(r, str) for r in df["reject_reason"]], index=df.index)
         rejected = df[is_reject].rename(columns={"reject_reason": "reason"})
+        by = rejected["rejected_by"] if "rejected_by" in rejected else pd.Series(None, index=rejected.index)
+        rejected = rejected.assign(stage=by.where(by.notna(), "read"))
         judged = df[~is_reject]
         hits = misses = routed = 0
         if "cache_hit" in judged:
@@ -142,11 +151,48 @@ class OutputSink(Datasink):
             "cache_hits": hits,
             "cache_misses": misses,
             "routed": routed,
+            "stages": stages,
         }
 
     def on_write_complete(self, write_result: Any) -> None:
         returns = [r for r in write_result.write_returns if r]
         self.counts = {c: sum(r[c] for r in returns) for c in COUNTERS}
+        totals: dict[str, dict[str, int]] = {}
+        for r in returns:
+            for stage, counts in r.get("stages", {}).items():
+                into = totals.setdefault(stage, {})
+                for k, v in counts.items():
+                    into[k] = into.get(k, 0) + int(v)
+        self.stage_counts = totals
+
+
+def position_key(source_files: Iterable[Any], source_rows: Iterable[Any]) -> str:
+    """A file name key from the row positions a write task holds: a retried task overwrites its own
+    files instead of adding duplicates."""
+    positions = "\0".join(f"{f}\0{r}" for f, r in zip(source_files, source_rows, strict=True))
+    return hashlib.sha1(positions.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+class PartsSink(Datasink):
+    """Blocks -> `part-<position key>.parquet` files in one folder, each whole or absent, with a fixed
+    schema: a checkpoint that resume.written_positions can read (the ablation's records/)."""
+
+    def __init__(self, folder: Location, schema: pa.Schema):
+        self.folder = folder
+        self.schema = schema
+
+    def on_write_start(self, schema: Any = None) -> None:
+        self.folder.fs.create_dir(self.folder.path, recursive=True)
+
+    def write(self, blocks: Iterable[Any], ctx: Any) -> int:
+        tables = [BlockAccessor.for_block(b).to_arrow() for b in blocks]
+        tables = [t.select(self.schema.names).cast(self.schema) for t in tables if t.num_rows]
+        if not tables:
+            return 0
+        table = pa.concat_tables(tables)
+        key = position_key(table["source_file"].to_pylist(), table["source_row"].to_pylist())
+        write_parquet_atomic(table, self.folder, key)
+        return table.num_rows
 
 
 def write_parquet_atomic(table: pa.Table, loc: Location, key: str) -> None:

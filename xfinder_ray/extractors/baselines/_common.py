@@ -4,7 +4,7 @@ task routing, and the mapping of each framework's "no match" value to ``[No vali
 Upstream code runs Python ``re`` patterns such as ``(\\\\text\\{)(.*?)(\\})`` or
 ``答案是\\s?(\\S+)(?:。|$)`` over whole responses. Those are quadratic (or worse) on adversarial text:
 every occurrence of the opening literal rescans the rest of the line. The helpers here return
-exactly what ``re`` returns for those patterns (tests/cpu/test_baselines.py checks them against
+exactly what ``re`` returns for those patterns (tests/cpu/extractors/test_baselines.py checks them against
 ``re`` on random strings) in one linear pass.
 """
 
@@ -201,8 +201,9 @@ def brace_span_end(s: str, idx: int) -> int | None:
 
 
 def last_boxed_only_string(s: str) -> str | None:
-    """Hendrycks' ``last_boxed_only_string`` (OpenCompass and UltraEval copies): the last
-    ``\\boxed`` (else the last ``\\fbox``) up to its balancing brace, or None."""
+    """Hendrycks' ``last_boxed_only_string`` (OpenCompass and UltraEval copies; lm-eval's copy,
+    lmeval.py:last_boxed_only_string, adds one branch before it): the last ``\\boxed`` (else the last
+    ``\\fbox``) up to its balancing brace, or None."""
     idx = s.rfind("\\boxed")
     if idx < 0:
         idx = s.rfind("\\fbox")

@@ -131,6 +131,9 @@ _TRAILING_ZEROS_END = re.compile(r"(?<!\d)(\d+)\.0+$")
 _SQRT_WORD = re.compile(r"\\sqrt(\w+)")
 
 
+# Same steps as judging/xfinder_compat.py:_strip_v2 (the xfinder package copied this code): the judge
+# mirrors xfinder 0.2.6, this OpenCompass 0.5.3 (docs/baselines.md), so they are not shared. Its tail
+# repeats strip_string's above: upstream's v1 and v2 are two functions, each kept step for step.
 def strip_string_v2(s: str) -> str:
     """OpenCompass ``MATHEvaluator._strip_string_v2`` (version='v2', the math_postprocess_v2 configs)."""
     s = str(s).strip().replace("\n", "").rstrip(".")
@@ -172,7 +175,8 @@ def strip_string_v2(s: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# normalize_final_answer (Minerva, via OpenCompass and UltraEval).
+# normalize_final_answer (Minerva, via OpenCompass and UltraEval). Same tables and steps as
+# judging/xfinder_compat.py:_normalize_final_answer: kept apart for the reason at strip_string_v2.
 
 _SUBSTITUTIONS = (
     ("an ", ""),

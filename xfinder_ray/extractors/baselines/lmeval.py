@@ -26,10 +26,9 @@ import sys
 import unicodedata
 from functools import lru_cache
 
-from xfinder_ray.extractors.baselines import _math
+from xfinder_ray.extractors.baselines import _common, _math
 from xfinder_ray.extractors.baselines._common import (
     BASELINES_VERSION,
-    brace_span_end,
     is_gsm8k_like,
     last_match,
     nva,
@@ -280,15 +279,9 @@ def last_boxed_only_string(s: str) -> str | None:
     """lm-eval's copy: if "\\boxed " (with a space) occurs ANYWHERE, the text after the last one up
     to the next "$" (even when a later ``\\boxed{}`` exists); else the last ``\\boxed`` / ``\\fbox``
     up to its balancing brace."""
-    idx = s.rfind("\\boxed")
     if "\\boxed " in s:
         return "\\boxed " + s.split("\\boxed ")[-1].split("$")[0]
-    if idx < 0:
-        idx = s.rfind("\\fbox")
-        if idx < 0:
-            return None
-    end = brace_span_end(s, idx)
-    return None if end is None else s[idx : end + 1]
+    return _common.last_boxed_only_string(s)  # past that branch, lm-eval's copy is the original
 
 
 def remove_boxed(s: str) -> str:

@@ -187,6 +187,8 @@ def _regex_matcher(pattern: str) -> Matcher:
 
 # Substrings every match of a pattern contains: a pattern whose substring is absent is skipped
 # without running it (the same outcome as running it, in a fraction of the time on long text).
+# Keyed by the pattern text of FIRST_OPTION_PATTERNS (as _RUN_PATTERNS, _BOXED_PATTERNS and
+# _TAIL_PATTERNS are): a lookup table written out, whose entries repeat the list's lines by design.
 _NEEDS: dict[str, tuple[str, ...]] = {
     r"答案是?\s*(<O>)": ("答案",),
     r"答案是?\s*：\s*(<O>)": ("答案", "："),
@@ -418,6 +420,8 @@ def strip_string_v2(text: str) -> str:
     return _math.strip_string_v2(text)
 
 
+# Same shape as judging/xfinder_compat.py:compat_math_equal (the xfinder package's copy of this):
+# each mirrors its own upstream (docs/baselines.md), so they are not shared.
 def is_equiv(pred: str | None, gold: str | None, version: str = "v2") -> bool:
     """``MATHEvaluator(version).is_equiv``: equal after strip_string, or after strip_string and
     normalize_final_answer, or after normalize_final_answer alone, or equal as given.

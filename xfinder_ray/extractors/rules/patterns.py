@@ -133,6 +133,7 @@ STRONG_CTX = re.compile(
 # ---------------------------------------------------------------------------------------------
 # Backward claims: "<value> is the correct answer", "..., which must be the answer".
 
+# (Same shape as HEDGE below and the other word-list patterns here: declarations, each its own vocabulary.)
 BWD = re.compile(
     r"\b(?:is|must\s{1,3}be|would\s{1,3}be|should\s{1,3}be|seems\s{1,3}to\s{1,3}be|has\s{1,3}to\s{1,3}be)"
     r"\s{1,3}(?:definitely\s{1,3}|clearly\s{1,3}|therefore\s{1,3}|thus\s{1,3}|indeed\s{1,3}|probably\s{1,3})?"
@@ -171,6 +172,7 @@ TURN_HEADER = re.compile(
 # ---------------------------------------------------------------------------------------------
 # Fluctuation, correction, refusal, truncation.
 
+# (Same shape as BWD above: a word-list declaration, nothing shared but the form.)
 HEDGE = re.compile(
     r"\b(?:it|this|that|answer|one|they)\s{1,3}(?:could|might|may)\s{1,3}(?:also\s{1,3}|possibly\s{1,3}|"
     r"equally\s{1,3}|well\s{1,3})?be\b"

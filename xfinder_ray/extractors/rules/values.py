@@ -12,6 +12,7 @@ from xfinder_ray.records import NO_VALID_ANSWER
 
 OK, AMBIG, OUT, JUNK, NEG = "ok", "ambig", "out", "junk", "neg"
 
+# (Same shape as _ADVERBS below: word-list declarations, each its own vocabulary; nothing to share.)
 _FILLER = re.compile(
     r"(?:[\s:：=\-–—>*_`\"'“”‘’「」]|(?:is|that|actually|clearly|definitely|most\s{1,3}likely|most\s{1,3}probably|probably|likely|indeed|therefore|"
     r"thus|then|now|still|simply|just|obviously|certainly|surely|undoubtedly|in\s{1,3}fact|of\s{1,3}course|"
@@ -21,6 +22,7 @@ _FILLER = re.compile(
 )
 # Degree adverbs ("mostly negative"): dropped only when the value does not match as it stands, so
 # that "very positive" stays a candidate of its own in five-way sentiment.
+# (Same shape as _FILLER above: a word-list declaration.)
 _ADVERBS = re.compile(
     r"(?:(?:mostly|mainly|overall|largely|predominantly|generally|primarily|very|quite|rather|fairly|somewhat|"
     r"slightly|strongly|extremely|highly|more|most|overwhelmingly|clearly|definitely)\b,?\s{1,3})+",

@@ -8,7 +8,7 @@ import pytest
 from xfinder_ray.extractors.router import strict_answer
 from xfinder_ray.records import MATH_ANSWER_RANGE, validate
 
-KAF_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "kaf_dev.jsonl"
+KAF_DEV = Path(__file__).resolve().parents[4] / "shared" / "data" / "kaf_dev.jsonl"
 OPTIONS = [["A", "work"], ["B", "play"], ["C", "sleep"]]
 
 

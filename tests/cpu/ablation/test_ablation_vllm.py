@@ -28,7 +28,7 @@ from xfinder_ray.config import ConfigError
 from xfinder_ray.parsing import parse_output
 from xfinder_ray.records import parse_answer_range
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "xfinder_ray" / "data" / "sample_responses.parquet"
 CONFIG = REPO / "configs" / "ablation.yaml"
 XF = "xfinder:xFinder-qwen1505"
@@ -165,7 +165,7 @@ def test_missing_model_folder_is_skipped_with_a_note(ray_local, tmp_path, monkey
         raise AssertionError("an engine was built for a skipped extractor")
 
     monkeypatch.setattr(model, "model_stage", no_engine)
-    monkeypatch.setattr("xfinder_ray.extractors.vllm_stage.build_vllm_stage", no_engine)
+    monkeypatch.setattr("xfinder_ray.extractors.vllm.build_vllm_stage", no_engine)
     write_input(tmp_path / "in.parquet")
     missing = tmp_path / "no-such-model"
     cfg = ablation_config(tmp_path, missing)
@@ -224,7 +224,8 @@ def test_xfinder_settings_and_config_checks(tmp_path):
 
 
 def test_generated_logprob_sums_the_sampled_tokens():
-    from xfinder_ray.extractors import vllm_stage as vs
+    from xfinder_ray.extractors import vllm as vs
+    from xfinder_ray.extractors.vllm import transport
 
     steps = [
         {11: {"logprob": -0.5, "rank": 1, "decoded_token": "B"}},
@@ -238,9 +239,9 @@ def test_generated_logprob_sums_the_sampled_tokens():
     assert vs.sampling_params(vs.VLLMStageConfig("m", logprobs=True))["logprobs"] == 0
     assert "logprobs" not in vs.sampling_params(vs.VLLMStageConfig("m"))
     assert math.isclose(
-        vs._slim_logprob(
+        vs.slim_logprob(
             {
-                vs._ROW_COLUMN: b"",
+                transport._ROW_COLUMN: b"",
                 "generated_text": "B",
                 "num_input_tokens": 3,
                 "logprobs": steps,

@@ -16,7 +16,7 @@ from xfinder_ray.judging import judge, warm_up
 from xfinder_ray.judging.math_normalize import compare_fast, prepare
 from xfinder_ray.records import MATH_ANSWER_RANGE
 
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+SHARED_DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -297,3 +297,14 @@ def test_fuzz_text_never_raises(kat, extracted, correct, comparator):
     verdict, elapsed = _timed(judge, kat, rng, extracted, correct, math=comparator)
     assert isinstance(verdict, bool)
     assert elapsed < BOUND_S
+
+
+@pytest.mark.parametrize("text", [r"\sqrt{(-8)^{0.5}}", r"(-8)^{0.5}+1", r"\frac{1}{(-2)^{1.5}}"])
+def test_complex_intermediate_values_are_a_verdict_not_an_error(text):
+    # The bounded numeric reader meets a negative base to a fractional power: no real value, so no
+    # number, and the judge still answers (it must never raise for any answer text).
+    from xfinder_ray.judging.math_normalize import numeric_value
+
+    assert numeric_value(text) is None
+    assert judge("math", None, text, "3") is False
+    assert judge("math", None, "3", text) is False

@@ -16,7 +16,7 @@ from xfinder_ray.extractors.rules_eval import extraction_matches, load_judge, lo
 from xfinder_ray.records import NO_VALID_ANSWER as NVA
 from xfinder_ray.records import parse_answer_range, validate
 
-REAL_DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real_dev.jsonl"
+REAL_DEV = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "real_dev.jsonl"
 MATH_RANGE = parse_answer_range(None, "math")
 OPTS = [("A", "a lever"), ("B", "a pulley"), ("C", "a wedge"), ("D", "a screw")]
 TEN = [(chr(65 + i), f"{10 * (i + 1)} J") for i in range(10)]

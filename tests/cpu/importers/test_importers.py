@@ -34,7 +34,7 @@ from xfinder_ray.importers import (
 from xfinder_ray.importers.lm_eval import display_name, last_user_turn, strip_fewshot
 from xfinder_ray.importers.task_map import Unrecoverable, options_from_text, recover
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data" / "importers"
 LM_DUMMY = DATA / "lm_eval" / "dummy"
 LM_SMOL = DATA / "lm_eval" / "smollm2"
@@ -767,3 +767,12 @@ def test_score_reads_framework_outputs_directly(ray_local, tmp_path):
     again = job("output.overwrite=false")
     assert again.manifest["resume"]["rows_done_before"] == 16
     assert again.manifest["counts"] == m["counts"]
+
+
+def test_lm_eval_damaged_metrics_list_is_not_a_crash():
+    # A `metrics` list holding a list (hand-edited or damaged output) used to raise TypeError out of
+    # the reader; such entries are not metric names and are passed over.
+    from xfinder_ray.importers.lm_eval import _verdict
+
+    assert _verdict({"metrics": [["acc"], "acc"], "acc": 1}) == (True, "acc")
+    assert _verdict({"metrics": [{"a": 1}], "acc": 1}) == (None, None)

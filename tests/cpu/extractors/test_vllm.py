@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 
 from tests.cpu.vllm_fixtures import INPUT_SCHEMA, TOO_LONG_ID, smollm2_model, vllm_stage_run
-from xfinder_ray.extractors import vllm_stage as vs
-from xfinder_ray.extractors.vllm_stage import VLLMStageConfig, model_identity
+from xfinder_ray.extractors import vllm as vs
+from xfinder_ray.extractors.vllm import VLLMStageConfig, engine, model_identity, transport
 
 # The fixtures live in vllm_fixtures.py (tests/cpu/conftest.py is shared); importing them registers them here.
 _FIXTURES = (smollm2_model, vllm_stage_run)
@@ -45,20 +45,20 @@ def _table() -> pa.Table:
 
 def test_pack_unpack_round_trip_keeps_values_and_types():
     table = _table()
-    packed = vs._make_pack(vs.sampling_params(VLLMStageConfig("m")))(table)
-    assert packed.column_names == ["prompt", "sampling_params", vs._ROW_COLUMN]
+    packed = vs.make_pack(vs.sampling_params(VLLMStageConfig("m")))(table)
+    assert packed.column_names == ["prompt", "sampling_params", transport._ROW_COLUMN]
     sp = packed["sampling_params"][0].as_py()
     assert sp["temperature"] == 0.0 and sp["max_tokens"] == 32 and "<|im_end|>" in sp["stop"]
     # What the processor hands back: a success row (slimmed) and an error row (with the error message).
     processed = pa.table(
         {
-            vs._ROW_COLUMN: packed[vs._ROW_COLUMN],
+            transport._ROW_COLUMN: packed[transport._ROW_COLUMN],
             "generated_text": ["B", ""],
             "num_input_tokens": [17, 0],
-            vs._ERROR_KEY: ["", "ValueError: too long"],
+            transport._ERROR_KEY: ["", "ValueError: too long"],
         }
     )
-    out = vs._unpack(processed)
+    out = vs.unpack(processed)
     assert out.schema == INPUT_SCHEMA.append(pa.field("raw_output", pa.string())).append(
         pa.field("prompt_tokens", pa.int64())
     ).append(pa.field("extract_error", pa.string()))
@@ -70,11 +70,15 @@ def test_pack_unpack_round_trip_keeps_values_and_types():
 
 def test_unpack_replaces_previous_outputs():
     table = _table().append_column("raw_output", pa.array(["old", "old"]))
-    packed = vs._make_pack({})(table)
+    packed = vs.make_pack({})(table)
     processed = pa.table(
-        {vs._ROW_COLUMN: packed[vs._ROW_COLUMN], "generated_text": ["new", "new"], "num_input_tokens": [1, 1]}
+        {
+            transport._ROW_COLUMN: packed[transport._ROW_COLUMN],
+            "generated_text": ["new", "new"],
+            "num_input_tokens": [1, 1],
+        }
     )
-    out = vs._unpack(processed)
+    out = vs.unpack(processed)
     assert out["raw_output"].to_pylist() == ["new", "new"]
     assert out.column_names.count("raw_output") == 1
     assert out["extract_error"].to_pylist() == [None, None]
@@ -83,16 +87,16 @@ def test_unpack_replaces_previous_outputs():
 def test_identical_prompts_in_a_batch_are_generated_once_and_fanned_out():
     rows = [{"record_id": f"r{i}", "prompt": ["p-a", "p-b", "p-a", "p-a", "p-c"][i]} for i in range(5)]
     table = pa.Table.from_pylist(rows)
-    packed = vs._make_pack({})(table)
+    packed = vs.make_pack({})(table)
     assert packed["prompt"].to_pylist() == ["p-a", "p-b", "p-c"]  # three engine requests for five rows
     processed = pa.table(
         {
-            vs._ROW_COLUMN: packed[vs._ROW_COLUMN],
+            transport._ROW_COLUMN: packed[transport._ROW_COLUMN],
             "generated_text": ["A", "B", "C"],
             "num_input_tokens": [3, 4, 5],
         }
     )
-    out = vs._unpack(processed).to_pandas().set_index("record_id")
+    out = vs.unpack(processed).to_pandas().set_index("record_id")
     assert out.loc[["r0", "r2", "r3"], "raw_output"].tolist() == ["A", "A", "A"]
     assert out.loc["r1", "raw_output"] == "B" and out.loc["r4", "raw_output"] == "C"
     assert out.loc["r3", "prompt_tokens"] == 3 and sorted(out.index) == [f"r{i}" for i in range(5)]
@@ -100,12 +104,12 @@ def test_identical_prompts_in_a_batch_are_generated_once_and_fanned_out():
 
 def test_pack_needs_a_prompt_column():
     with pytest.raises(KeyError, match="prompt"):
-        vs._make_pack({})(pa.table({"x": [1]}))
+        vs.make_pack({})(pa.table({"x": [1]}))
 
 
 def test_processor_kwargs_cpu(monkeypatch):
-    monkeypatch.setattr(vs, "cpu_has_fast_bf16", lambda: False)
-    monkeypatch.setattr(vs, "cpu_cores", lambda: 64)
+    monkeypatch.setattr(engine, "cpu_has_fast_bf16", lambda: False)
+    monkeypatch.setattr(engine, "cpu_cores", lambda: 64)
     cfg = VLLMStageConfig("some/model", concurrency=2, kv_cache_gib=3, env_vars={"A": 1})
     kw = vs.processor_config_kwargs(cfg, "cpu")
     assert kw["concurrency"] == (2, 2)  # an int is a fixed pool (ray.data.llm would read 1..2)
@@ -124,7 +128,7 @@ def test_processor_kwargs_cpu(monkeypatch):
 
 @pytest.mark.parametrize("cores", [1, 2, 4])
 def test_small_cpu_node_computes_on_every_core(monkeypatch, cores):
-    monkeypatch.setattr(vs, "cpu_cores", lambda: cores)
+    monkeypatch.setattr(engine, "cpu_cores", lambda: cores)
     env = vs.processor_config_kwargs(VLLMStageConfig("m"), "cpu")["runtime_env"]["env_vars"]
     assert env["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "0"
     # the user's setting wins; the GPU path never sets it

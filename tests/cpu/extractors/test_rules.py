@@ -712,7 +712,7 @@ def test_large_range_is_bounded():
 
 # --- accuracy floor on the shared dev set -----------------------------------------------------
 
-DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "kaf_dev.jsonl"
+DEV = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "kaf_dev.jsonl"
 
 
 @pytest.fixture(scope="module")

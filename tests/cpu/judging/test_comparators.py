@@ -10,7 +10,7 @@ import pytest
 from xfinder_ray.judging import MATH_COMPARATORS, judge, stats, warm_up
 from xfinder_ray.records import MATH_ANSWER_RANGE, InvalidRecord
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 LOCAL_DATA = ROOT / "tests" / "data"
 

@@ -19,10 +19,11 @@ from xfinder_ray.ablation.fanout import error_col, extracted_col, judgment_col
 from xfinder_ray.ablation.run import CountMismatch, reconcile, run_ablation
 from xfinder_ray.config import ConfigError
 from xfinder_ray.records import NO_VALID_ANSWER, InvalidRecord, validate
+from xfinder_ray.resume import OutputExists
 
 pytestmark = pytest.mark.ray
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "xfinder_ray" / "data" / "sample_responses.parquet"
 KAF = REPO.parent / "shared" / "data" / "kaf_dev.jsonl"
 EXTRACTORS = ["rules", "opencompass", "lm-eval", "ultraeval"]
@@ -240,3 +241,60 @@ def test_ablation_reads_framework_outputs_through_the_import_step(ray_local, tmp
     assert manifest["counts"]["input"] == len(imported) > 0
     for counts in manifest["counts"]["per_extractor"].values():
         assert counts["judged"] + counts["rejected"] == len(imported)
+
+
+def test_an_interrupted_ablation_resumes_where_it_stopped(ray_local, tmp_path):
+    """What a killed ablation leaves: whole records/ part files, no manifest. The rerun reads only the
+    rows no part holds, and its outputs equal an uninterrupted run's."""
+    import os
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    paths = []
+    for i, (_, part) in enumerate(pd.read_parquet(SAMPLE).groupby("model", sort=True)):
+        if i == 3:
+            break
+        path = tmp_path / f"in{i}.parquet"
+        part.drop(columns=[c for c in part.columns if c == "defect"]).to_parquet(path)
+        paths.append(str(path))
+
+    def run(out, *extra):
+        cfg = load_ablation_config(
+            REPO / "configs" / "ablation.yaml", [f"input.paths=[{','.join(paths)}]", f"output={out}", *extra]
+        )
+        cfg.ablation.extractors = ["rules", "lm-eval"]
+        return run_ablation(cfg).manifest
+
+    whole = run(tmp_path / "whole")
+    out = tmp_path / "crashed"
+    run(out)
+    # Keep the records of the first two input files only, as one whole part file: what the crash left.
+    import pyarrow.parquet as pq
+
+    parts = sorted((out / "records").glob("part-*.parquet"))
+    table = pq.read_table(parts)
+    keep = pc.is_in(table["source_file"], pa.array(sorted(set(table["source_file"].to_pylist()))[:2]))
+    for p in parts:
+        os.remove(p)
+    pq.write_table(table.filter(keep), out / "records" / "part-earlier.parquet")
+    lost = table.filter(pc.invert(keep))
+    assert 0 < len(lost) < len(table)
+    os.remove(out / "manifest.json")
+    resumed = run(out)
+    assert resumed["resume"] == {
+        "resumed": True,
+        "rows_done_before": whole["counts"]["input"] - len(lost),
+        "rows_this_run": len(lost),
+    }
+    assert resumed["counts"] == whole["counts"]
+    for name in ("summary", "accuracy", "agreement"):
+        a = pd.read_parquet(tmp_path / "whole" / "comparison" / f"{name}.parquet")
+        b = pd.read_parquet(out / "comparison" / f"{name}.parquet")
+        pd.testing.assert_frame_equal(a, b)
+    # A committed ablation is not silently replaced, and a different job is not continued.
+    with pytest.raises(OutputExists, match="committed run"):
+        run(out, "output.overwrite=false")
+    os.remove(out / "manifest.json")
+    with pytest.raises(OutputExists, match="different job"):
+        run(out, "output.overwrite=false", "ablation.comparators=[math-verify]")

@@ -684,7 +684,7 @@ def test_brace_scan_equals_char_loop():
 
 # --- the shared dev set -------------------------------------------------------------------------
 
-DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "kaf_dev.jsonl"
+DEV = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "kaf_dev.jsonl"
 
 
 def test_every_baseline_on_dev_set():

@@ -1,0 +1,37 @@
+"""parse + judge (stages/judge.py), without Ray: verdicts, failed extractions as rejects, and the
+comparisons stopped by a bound."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from tests.cpu.stages.helpers import batch, record
+from xfinder_ray.stages.judge import judge_batch
+
+
+def test_verdicts_and_failed_extractions():
+    df = batch(record(0), record(1), record(2), reasons=[None, None, "bad range"])
+    df = df.assign(raw_output=["A", "", None], extract_error=[None, "prompt too long", None])
+    out = judge_batch(df, math="math-verify", parse=False)
+    assert bool(out.loc[0, "judgment"]) is True
+    assert out.loc[1, "reject_reason"] == "extraction failed: prompt too long"
+    assert out.loc[1, "rejected_by"] == "judge"
+    assert out.loc[2, "reject_reason"] == "bad range" and pd.isna(out.loc[2, "judgment"])
+    stats = judge_batch.stats(out)
+    assert (stats["judged"], stats["correct"], stats["rejected"]) == (1, 1, 1)
+
+
+def test_model_output_is_parsed_against_the_range():
+    df = batch(record(0)).assign(raw_output=["C"])
+    out = judge_batch(df, math="math-verify", parse=True)
+    assert out.loc[0, "extracted_answer"] == "C" and bool(out.loc[0, "judgment"]) is False
+
+
+def test_a_comparison_stopped_by_its_time_bound_is_marked_and_counted():
+    math_row = dict(key_answer_type="math", standard_answer_range="a(n) number", correct_answer="7")
+    df = batch(record(0, **math_row), record(1, **math_row)).assign(raw_output=["10^{10^{10}}", "7"])
+    out = judge_batch(df, math="math-verify", parse=False)
+    assert [None if pd.isna(v) else v for v in out["comparison_bound"]] == ["timeout", None]
+    assert list(out["judgment"]) == [False, True]  # a bounded comparison is "not equivalent"
+    stats = judge_batch.stats(out)
+    assert stats["comparison_timeout"] == 1 and stats["judged"] == 2
