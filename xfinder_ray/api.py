@@ -18,14 +18,26 @@ from typing import Any
 def score(config: str | None = None, overrides: Sequence[str] = ()) -> Any:
     """Run the scoring job in this process (joining `ray.address` / RAY_ADDRESS, or starting a local
     Ray instance) and return its JobResult (manifest, leaderboard, output path). `config` is a YAML path
-    (None: only the overrides and the schema defaults); `overrides` are dotlist items."""
+    (None: only the overrides and the schema defaults); `overrides` are dotlist items. A missing input
+    path or checkpoint fails before Ray starts (xfinder_ray/preflight.py); a run that rejected more than
+    `input.max_rejected_share` of its input warns (UserWarning) with the most common reasons."""
+    import warnings
+
+    from xfinder_ray import preflight
     from xfinder_ray.config import load_config
     from xfinder_ray.job import init_ray
     from xfinder_ray.pipeline import run
 
     cfg = load_config(config, list(overrides))
+    preflight.check_before_ray(cfg)
+    local = preflight.starts_local_ray(cfg)
     init_ray(cfg)
-    return run(cfg)
+    preflight.check_after_ray(cfg, local)
+    result = run(cfg)
+    problem = preflight.rejection_problem(cfg, result)
+    if problem:
+        warnings.warn(problem, UserWarning, stacklevel=2)
+    return result
 
 
 def ablate(config: str | None = None, overrides: Sequence[str] = ()) -> Any:
@@ -77,7 +89,8 @@ def import_results(fmt: str, paths: Sequence[str], output: str, **kw: Any) -> An
 
 
 def read_accuracy(output: str, storage: Any = None) -> Any:
-    """The committed accuracy tables of a finished job: {"by_model_task": DataFrame, "by_model": ...}."""
+    """The committed accuracy tables of a finished job: {"by_model_task", "by_model", "pairwise",
+    "ranks": DataFrame} (docs/leaderboard.md)."""
     from xfinder_ray.submit import read_accuracy as _read
 
     return _read(output, storage)

@@ -32,7 +32,8 @@ def _rows(stream: Iterable[str], err: TextIO) -> Iterable[tuple[int, dict[str, A
         try:
             obj = json.loads(line)
         except ValueError as e:
-            print(f"line {lineno}: not valid JSON ({e.msg} at column {e.colno})", file=err)
+            # the column on this line as Python counts it (1-based), also where the error is the end of line
+            print(f"line {lineno}: not valid JSON ({e.msg} at column {e.pos + 1})", file=err)
             yield lineno, None
             continue
         if not isinstance(obj, dict):
@@ -68,9 +69,29 @@ def _valid(row: dict[str, Any]) -> records.Record:
         raise LineError(f"invalid record: {e}") from None
 
 
+def _record_id(row: dict[str, Any]) -> str | None:
+    """The record_id the scoring job's duplicate check sees (stages/inventory.py: id_digest), or None."""
+    names = ["record_id", *(a for a, c in records.FIELD_ALIASES.items() if c == "record_id")]
+    value = next((row[n] for n in names if n in row), None)
+    if isinstance(value, float) and value != value:  # NaN
+        return None
+    if value is None or isinstance(value, (bool, list, dict)):
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
 def cmd_validate(args: argparse.Namespace) -> RowFn:
+    first: dict[str, int] = {}  # record_id -> the number of the record (1-based) that had it first
+    n = 0
+
     def fn(row: dict[str, Any]) -> dict[str, Any]:
+        nonlocal n
+        n += 1
         reason = records.check(row)
+        rid = _record_id(row)
+        if rid is not None and first.setdefault(rid, n) != n and reason is None:
+            # as `score` does: the first occurrence of a record_id is judged, every later one rejected
+            reason = f"duplicate record_id: first occurrence is record {first[rid]}"
         return {**row, "valid": reason is None, "reason": reason}
 
     return fn
@@ -126,13 +147,22 @@ def cmd_judge(args: argparse.Namespace) -> RowFn:
     return fn
 
 
-def _run_job(load: Callable[[], Any], run: Callable[[Any], Any], errors: tuple[type[Exception], ...]) -> Any:
-    """Load a config, start or join Ray, run; the result or the exit code: 2 for a ConfigError, at load
-    or while running (storage.profile naming no profile, gs:// without gcsfs), 1 for `errors`."""
+def _run_job(
+    load: Callable[[], Any],
+    run: Callable[[Any], Any],
+    errors: tuple[type[Exception], ...],
+    before: Callable[[Any], None] | None = None,
+    after_init: Callable[[Any, bool], None] | None = None,
+) -> Any:
+    """Load a config, check it (`before`, ahead of Ray), start or join Ray, check the cluster
+    (`after_init`), run; the result or the exit code: 2 for a ConfigError, at load or while running
+    (storage.profile naming no profile, gs:// without gcsfs, a checkpoint that is not there), 1 for
+    `errors` (a missing input path among them)."""
     import logging
 
     from xfinder_ray.config import ConfigError
     from xfinder_ray.job import init_ray
+    from xfinder_ray.preflight import starts_local_ray
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
@@ -147,7 +177,12 @@ def _run_job(load: Callable[[], Any], run: Callable[[Any], Any], errors: tuple[t
         # already and keeps INFO. A RAY_LOGGER_LEVEL set by the caller wins.
         os.environ.setdefault("RAY_LOGGER_LEVEL", "warning")
     try:
+        if before is not None:
+            before(cfg)  # xfinder_ray/preflight.py: input paths, the checkpoint
+        local = starts_local_ray(cfg)
         init_ray(cfg)  # reads only cfg.ray
+        if after_init is not None:
+            after_init(cfg, local)  # before any engine is built: a GPU to run on
         return run(cfg)
     except ConfigError as e:  # storage is resolved in this process, so it is ours, not a RayTaskError
         print(f"xfinder-ray: {e}", file=sys.stderr)
@@ -161,20 +196,33 @@ def score_main(config: str | None, overrides: list[str]) -> int:
     """Run the scoring job (`xfinder-ray score`, `jobs/score.py`); print the leaderboard."""
     from xfinder_ray.config import load_config
     from xfinder_ray.pipeline import BadInputFile, CountMismatch, OutputExists, run
+    from xfinder_ray.preflight import check_after_ray, check_before_ray, rejection_problem
     from xfinder_ray.resume import OutputCorrupt
 
     errors = (OutputExists, OutputCorrupt, CountMismatch, BadInputFile, FileNotFoundError)
-    result = _run_job(lambda: load_config(config, overrides), run, errors)
+    cfgs: list[Any] = []
+
+    def load() -> Any:
+        cfgs.append(load_config(config, overrides))
+        return cfgs[-1]
+
+    result = _run_job(load, run, errors, check_before_ray, check_after_ray)
     if isinstance(result, int):
         return result
-    for note in result.notes:
-        print(f"NOTE: {note}")
+    for note in result.notes:  # on stderr: `score ... > leaderboard.md` keeps only the leaderboard
+        print(f"NOTE: {note}", file=sys.stderr)
     counts = result.manifest["counts"]
     print(result.leaderboard)
     print(
         f"{counts['input']} records: {counts['judged']} judged, {counts['rejected']} rejected "
         f"({result.manifest['records_per_s']} records/s) -> {result.output}"
     )
+    if "import" in result.manifest:
+        imp = result.manifest["import"]
+        print(
+            f"import ({imp['framework']}): {imp['read']} samples read, {imp['written']} written, "
+            f"{imp['rejected']} rejected, {imp['skipped']} skipped"
+        )
     resume, cache = result.manifest["resume"], result.manifest["cache"]
     if resume["resumed"]:
         print(
@@ -184,6 +232,10 @@ def score_main(config: str | None, overrides: list[str]) -> int:
         print(f"extraction cache: {cache['hits']} hits, {cache['misses']} misses ({cache['path']})")
     for skipped in result.manifest["skipped_files"]:
         print(f"SKIPPED unreadable file {skipped['file']}: {skipped['error']}", file=sys.stderr)
+    problem = rejection_problem(cfgs[-1], result)
+    if problem:  # committed, but hardly anything was judged: a wrong format or column names, usually
+        print(f"xfinder-ray: {problem}", file=sys.stderr)
+        return 3
     return 0
 
 
@@ -193,9 +245,15 @@ def ablate_main(config: str | None, overrides: list[str]) -> int:
     from xfinder_ray.ablation.run import CountMismatch as AblationCountMismatch
     from xfinder_ray.ablation.run import run_ablation
     from xfinder_ray.pipeline import BadInputFile, OutputExists
+    from xfinder_ray.preflight import check_inputs
 
     errors = (OutputExists, AblationCountMismatch, BadInputFile, FileNotFoundError)
-    result = _run_job(lambda: load_ablation_config(config, overrides), run_ablation, errors)
+    result = _run_job(
+        lambda: load_ablation_config(config, overrides),
+        run_ablation,
+        errors,
+        lambda cfg: check_inputs(cfg.input.paths),
+    )
     if isinstance(result, int):
         return result
     print(result.summary.to_string(index=False))
@@ -253,10 +311,22 @@ def build_parser() -> argparse.ArgumentParser:
     from xfinder_ray.importers.cli import add_import_parser
 
     add_import_parser(sub)  # `import lm-eval|opencompass PATH... --output DIR`
+    from xfinder_ray.diff import add_diff_parser
+
+    add_diff_parser(sub)  # `diff OLD NEW [--out DIR]` (docs/diff.md)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
+        # Python flushes stdout again at exit: point it at /dev/null so that raises nothing
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # what the shell reports for a command ended by SIGPIPE (`cat big | head -1`)
+
+
+def _main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "score":
         return score_main(args.config, args.overrides)

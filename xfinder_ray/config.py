@@ -28,7 +28,9 @@ _URL_PASSWORD = re.compile(r"(?<=://)([^/@:\s]*):[^/@\s]*@")
 
 
 def _is_secret_key(name: str) -> bool:
-    return any(s in name.lower() for s in SECRET_KEYS)
+    # `token` but not a count or a tokenizer setting (max_tokens, prompt_tokens, tokenizer_mode)
+    lowered = re.sub(r"token(?=[a-z])", "", name.lower())
+    return any(s in lowered for s in SECRET_KEYS)
 
 
 T = TypeVar("T")
@@ -47,6 +49,9 @@ class InputConfig:
     task_map: Any = None
     columns: dict[str, str] = field(default_factory=dict)  # canonical name -> column name in the data
     on_bad_file: str = "fail"  # fail: stop with the file's name | skip: list it in the manifest, go on
+    # More than this share of the input rejected: `score` exits 3 (the run is committed) and
+    # xfinder_ray.score warns, with the top reasons (preflight.py). 1.0: never.
+    max_rejected_share: float = 0.5
 
 
 @dataclass
@@ -55,6 +60,9 @@ class OutputConfig:
     overwrite: bool = False  # replace a committed output; else a committed output is an error
     # An unfinished (uncommitted) run of the same job in `path` is continued where it stopped.
     resume: bool = True
+    # A committed output to compare this run with once committed (<path>/diff.md, diff/; docs/diff.md),
+    # or `previous`: the newest committed sibling of `path` named before it (dated scheduled runs).
+    compare_to: str | None = None
 
 
 @dataclass
@@ -117,6 +125,17 @@ class StorageConfig:
 
 
 @dataclass
+class AggregateConfig:
+    """The accuracy tables' policy and the leaderboard's statistics (docs/leaderboard.md)."""
+
+    # Response-caused rejects (the model's output could not be judged): wrong | exclude. Record-caused
+    # rejects (the record's own fields) are always left out of accuracy, and shown.
+    rejects: str = "wrong"
+    seed: int = 0  # the rank-interval bootstrap's seed: the same output gives the same intervals
+    bootstrap: int = 1000  # resamples of the questions for the rank intervals; 0: no intervals
+
+
+@dataclass
 class RayConfig:
     address: str | None = None  # None: the cluster this job was submitted to, else a local instance
     num_cpus: int | None = None  # local instance only
@@ -134,6 +153,7 @@ class JobConfig:
     storage: StorageConfig = field(default_factory=StorageConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     ray: RayConfig = field(default_factory=RayConfig)
+    aggregate: AggregateConfig = field(default_factory=AggregateConfig)
 
 
 def _shorthand(override: str, position: int = 0) -> str:
@@ -146,6 +166,8 @@ def _shorthand(override: str, position: int = 0) -> str:
         return f"input.paths={paths}"
     if key == "output":
         return f"output.path={value}"
+    if key == "compare_to":
+        return f"output.compare_to={value}"
     return override
 
 
@@ -204,14 +226,20 @@ def _check(cfg: JobConfig) -> None:
         "judge.comparator": (cfg.judge.comparator, COMPARATORS.names()),
         "input.format": (cfg.input.format, ("auto", "parquet", "jsonl", *IMPORT_FORMATS)),
         "input.on_bad_file": (cfg.input.on_bad_file, ("fail", "skip")),
+        "aggregate.rejects": (cfg.aggregate.rejects, ("wrong", "exclude")),
     }
     for key, (value, allowed) in choices.items():
         if value not in allowed:
             raise ConfigError(
-                f"invalid config: {key}={value!r}; expected one of {', '.join(map(str, allowed))}"
+                f"invalid config: {key}={value!r}; expected one of "
+                f"{', '.join('null' if a is None else str(a) for a in allowed)}"  # YAML's spelling of None
             )
+    if not 0.0 <= cfg.input.max_rejected_share <= 1.0:
+        raise ConfigError("invalid config: input.max_rejected_share must be between 0 and 1")
     if not cfg.input.paths:
         raise ConfigError("invalid config: input.paths is empty")
+    if cfg.aggregate.bootstrap < 0 or cfg.aggregate.seed < 0:
+        raise ConfigError("invalid config: aggregate.bootstrap and aggregate.seed must be >= 0")
     if cfg.storage.profile is not None and (cfg.storage.access_key_id or cfg.storage.secret_access_key):
         raise ConfigError(
             "invalid config: storage.profile and storage.access_key_id/secret_access_key both set; "

@@ -21,6 +21,7 @@ import pandas as pd
 import ray
 
 from xfinder_ray.config import JobConfig, redacted
+from xfinder_ray.diff import compare_after_commit, resolve_compare_to
 from xfinder_ray.job import (
     CountMismatch,
     commit,
@@ -31,8 +32,9 @@ from xfinder_ray.job import (
     unwrap_bad_file,
     utc,
 )
+from xfinder_ray.report import write_report
 from xfinder_ray.resume import OutputExists, open_output, written_positions
-from xfinder_ray.stages.aggregate import build_tables, count_judgments, write_tables
+from xfinder_ray.stages.aggregate import build_tables, compare_models, count_outcomes, write_tables
 from xfinder_ray.stages.cache import lookup_batch
 from xfinder_ray.stages.extract import ExtractStage, build_extract_stage, extract_stats, model_is_local
 from xfinder_ray.stages.inventory import BadInputFile, Inventory, take_inventory
@@ -112,6 +114,7 @@ def run(cfg: JobConfig) -> JobResult:
     for note in notes:
         log.warning(note)
     out = resolve(cfg.output.path, cfg.storage)
+    old = resolve_compare_to(cfg.output.compare_to, cfg.output.path, cfg.storage)  # checked before any work
     extract = build_extract_stage(cfg, job_device(cfg), cache_root(cfg, out))
     input_cfg, imported = import_inputs(cfg, out)
     inventory = take_inventory(input_cfg, cfg.storage)  # rows per file, read shards, duplicates, bad files
@@ -126,11 +129,15 @@ def run(cfg: JobConfig) -> JobResult:
         stage_stats(cfg, extract),
     )
     score_rows(cfg, inventory, progress, extract, sink)
-    by_task, by_model = aggregate(cfg, out, imported)
-    board = write_tables(out.join("accuracy"), by_task, by_model, extract.identity)
+    by_task, by_model, comparison = aggregate(cfg, out, imported)
+    board = write_tables(
+        out.join("accuracy"), by_task, by_model, extract.identity, comparison, cfg.aggregate.rejects
+    )
+    write_report(out, by_task, by_model, extract.identity, cfg.judge.comparator, old)  # report.html
     n_judged = reconcile(out, inventory, by_task)
     manifest = build_manifest(cfg, out, extract, inventory, progress, sink, n_judged, notes, started)
     commit(out, manifest)
+    notes = notes + compare_after_commit(old, out, cfg.storage, cfg.output.compare_to)  # diff.md, diff/
     return JobResult(manifest, board, out.uri, notes)
 
 
@@ -174,16 +181,20 @@ def score_rows(
         raise unwrap_bad_file(e) from e
 
 
-def aggregate(cfg: JobConfig, out: Location, imported: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The accuracy tables from everything written (this run and before); for imported framework
-    outputs, the framework's own accuracy over the same judged records beside ours."""
-    by_task, by_model = build_tables(count_judgments(out.join("judgments")))
+def aggregate(cfg: JobConfig, out: Location, imported: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
+    """The accuracy tables from everything written (this run and before: judged and rejected, under
+    `aggregate.rejects`), the paired tests and rank intervals; for imported framework outputs, the
+    framework's own accuracy over the same judged records beside ours."""
+    outcomes = count_outcomes(out.join("judgments"), out.join("rejects"))
+    by_task, by_model = build_tables(outcomes, cfg.aggregate.rejects)
+    a = cfg.aggregate
+    comparison = compare_models(outcomes, by_model, a.rejects, a.bootstrap, a.seed)
     if imported:
         from xfinder_ray.importers import add_source_accuracy, source_accuracy
 
         src = source_accuracy(out.join("judgments"), imported, cfg.storage)
         by_task, by_model = add_source_accuracy(by_task, by_model, src)
-    return by_task, by_model
+    return by_task, by_model, comparison
 
 
 def reconcile(out: Location, inventory: Inventory, by_task: pd.DataFrame) -> int:
@@ -191,7 +202,7 @@ def reconcile(out: Location, inventory: Inventory, by_task: pd.DataFrame) -> int
     Returns the number judged."""
     positions, n_written = written_positions(out)
     n_input = inventory.n_rows
-    n_judged = int(by_task["n"].sum()) if len(by_task) else 0
+    n_judged = int(by_task["judged"].sum()) if len(by_task) else 0
     n_positions = sum(len(v) for v in positions.values())
     if not (n_input == n_written == n_positions):
         raise CountMismatch(

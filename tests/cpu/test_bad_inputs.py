@@ -150,13 +150,15 @@ def test_corpus_job_tables_count_judged(corpus, corpus_run):
     _, cases = corpus
     res, out, judgments, _ = corpus_run
     table = pd.read_csv(out / "accuracy" / "by_model_task.csv")
-    assert table["n"].sum() == res.manifest["counts"]["judged"]
-    assert table.groupby("task")["n"].sum().to_dict() == {
+    assert table["judged"].sum() == res.manifest["counts"]["judged"]
+    assert table["input"].sum() == res.manifest["counts"]["input"]  # every record, judged or rejected
+    judged = table[table["judged"] > 0]  # the "(unknown)" row holds unreadable lines: rejects only
+    assert judged.groupby("task")["judged"].sum().to_dict() == {
         c.name: c.n_judged for c in cases.values() if c.n_judged
     }
     again = judgments.groupby(["model", "task"]).agg(correct=("judgment", "sum")).reset_index()
-    merged = table.merge(again, on=["model", "task"], suffixes=("", "_re"))
-    assert len(merged) == len(table) and (merged["correct"] == merged["correct_re"]).all()
+    merged = judged.merge(again, on=["model", "task"], suffixes=("", "_re"))
+    assert len(merged) == len(judged) and (merged["correct"] == merged["correct_re"]).all()
 
 
 @pytest.mark.ray

@@ -227,7 +227,8 @@ def test_submit_api(cluster: RayCluster, s3_server, bucket: str, n_rows: int) ->
     by_task, by_model = tables["by_model_task"], tables["by_model"]
     manifest = check_output(s3_server, f"{bucket}/api", n_rows)
     assert job.manifest()["counts"] == manifest["counts"]
-    assert int(by_task["n"].sum()) == manifest["counts"]["judged"] == int(by_model["n"].sum())
+    assert int(by_task["judged"].sum()) == manifest["counts"]["judged"] == int(by_model["judged"].sum())
+    assert int(by_model["input"].sum()) == manifest["counts"]["input"]
     assert by_model["accuracy_macro"].is_monotonic_decreasing
     board = job.leaderboard()
     assert board.startswith("# Leaderboard") and all(m in board for m in by_model["model"])

@@ -10,7 +10,7 @@ import pytest
 
 from xfinder_ray.config import ConfigError, load_config
 from xfinder_ray.pipeline import OutputExists, run
-from xfinder_ray.stages.aggregate import wilson
+from xfinder_ray.stages.aggregate import UNKNOWN, question_key, wilson
 
 pytestmark = pytest.mark.ray
 
@@ -125,8 +125,23 @@ def test_rules_end_to_end_local(ray_local, tmp_path):
         g = table[table["model"] == r.model]
         assert r.accuracy_micro == pytest.approx(g["correct"].sum() / g["n"].sum())
         assert r.accuracy_macro == pytest.approx(g["accuracy"].mean())
-    assert "| rank | model |" in (out / "accuracy" / "leaderboard.md").read_text()
-    assert res.leaderboard.startswith("# Leaderboard")
+    # Every record is in the tables: input = judged + rejected, per model and in all.
+    assert (by_model["input"] == by_model["judged"] + by_model["rejected"]).all()
+    assert int(by_model["input"].sum()) == 3004 and int(by_model["judged"].sum()) == 3000
+    assert (int(by_model["rejected_record"].sum()), int(by_model["rejected_response"].sum())) == (4, 0)
+    assert (by_model["n"] == by_model["judged"]).all() and (by_model["coverage"] == 1.0).all()
+    # Judgments carry the item; every pair of models is tested on it, and every model gets a rank interval.
+    keys = {r["record_id"]: question_key(r["task"], r["question"]) for r in rows}
+    assert (judgments["question_key"] == judgments["record_id"].map(keys)).all()
+    pairwise = pd.read_parquet(out / "accuracy" / "pairwise.parquet")
+    ranks = pd.read_parquet(out / "accuracy" / "ranks.parquet")
+    assert len(pairwise) == 6 and (pairwise["test"] == "mcnemar-exact").all()
+    assert (pairwise["p_holm"] >= pairwise["p_value"]).all() and (pairwise["questions"] > 0).all()
+    assert list(ranks["model"]) == list(by_model["model"]) and list(ranks["rank"]) == [1, 2, 3, 4]
+    assert ((ranks["rank_low"] <= ranks["rank"]) & (ranks["rank"] <= ranks["rank_high"])).all()
+    board = (out / "accuracy" / "leaderboard.md").read_text()
+    assert "| rank | rank 95% | vs. above | model |" in board and "Scored on fewer tasks" not in board
+    assert res.leaderboard == board and res.leaderboard.startswith("# Leaderboard")
 
     # Rules got the obvious ones right: "(B)" for B, boxed 1/2 for 0.5.
     j = judgments.set_index("record_id")
@@ -145,6 +160,11 @@ def test_jsonl_input_with_malformed_lines(ray_local, tmp_path):
     assert m["counts"] == {"input": 36, "judged": 30, "rejected": 6}
     reasons = set(pd.read_parquet(tmp_path / "out" / "rejects")["reason"])
     assert any("not valid JSON" in r for r in reasons) and "expected a JSON object, got list" in reasons
+    # the two lines without a model are in the tables, under "(unknown)", never scored
+    by_model = pd.read_csv(tmp_path / "out" / "accuracy" / "by_model.csv").set_index("model")
+    assert int(by_model["input"].sum()) == 36
+    assert (by_model.loc[UNKNOWN, "rejected_record"], by_model.loc[UNKNOWN, "n"]) == (2, 0)
+    assert "Not attributed to a model" in (tmp_path / "out" / "accuracy" / "leaderboard.md").read_text()
 
 
 def test_column_mapping_and_committed_output(ray_local, tmp_path):

@@ -98,7 +98,7 @@ def test_a_finished_rerun_reads_nothing_and_a_different_job_is_refused(ray_local
     assert again.manifest["resume"]["rows_this_run"] == 0 and again.manifest["counts"]["input"] == 1504
 
     os.remove(out / "manifest.json")
-    # configs/local.yaml sets output.overwrite=true (demo reruns); a scheduled job would not.
+    # An unfinished run of a different job is refused unless output.overwrite=true (then it starts over).
     with pytest.raises(OutputExists, match="differs in: comparator"):
         score(tmp_path / "in", out, "judge.math=xfinder-compat", "output.overwrite=false")
     fresh = score(tmp_path / "in", out, "judge.math=xfinder-compat", "output.overwrite=true")

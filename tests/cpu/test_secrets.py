@@ -494,8 +494,10 @@ def test_local_ray_does_not_log_runtime_env_secrets(tmp_path: Path, ray_tmp: Pat
     its local instance so that it does not (the vLLM stage passes xfinder.env_vars, e.g. HF_TOKEN, that way)."""
     token = _planted("HFSECRET")
     cfg = tmp_path / "job.yaml"
+    (tmp_path / "in").mkdir()  # checked before Ray starts (preflight.py); the fake run reads nothing
     cfg.write_text(
         f'input: {{paths: ["{tmp_path}/in/"]}}\noutput: {{path: "{tmp_path}/out"}}\n'
+        f"extractor: {{name: rules}}\n"  # no checkpoint to check: the fake run stands in for the model
         f"xfinder:\n  env_vars:\n    HF_TOKEN: {token}\nray:\n  num_cpus: 1\n"
     )
     script = tmp_path / "run.py"

@@ -1,4 +1,4 @@
-"""`xfinder-ray import lm-eval|opencompass PATH... --output DIR`."""
+"""`xfinder-ray import lm-eval|opencompass|zeroeval PATH... --output DIR`."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from typing import Any
 def add_import_parser(sub: Any) -> argparse.ArgumentParser:
     sp = sub.add_parser(
         "import",
-        help="convert lm-evaluation-harness / OpenCompass sample files into job input Parquet",
+        help="convert lm-evaluation-harness / OpenCompass / ZeroEval result files into job input Parquet",
         description=(
             "Read lm-eval --log_samples files (samples_<task>_<timestamp>.jsonl + results_*.json) or an "
-            "OpenCompass run folder (predictions/<model>/<dataset>.json + results/) and write "
+            "OpenCompass run folder (predictions/<model>/<dataset>.json + results/) or ZeroEval result "
+            "files (result_dirs/<task>/<model>.json) and write "
             "DIR/records.parquet (job input + source_judgment), DIR/_import/rejects.parquet and "
             "DIR/_import/report.json. Then: xfinder-ray score input=DIR output=... (docs/importing.md)"
         ),

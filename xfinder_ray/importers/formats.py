@@ -30,4 +30,5 @@ class Reader(Protocol):
 READERS: Registry[str] = Registry("import format")
 READERS.register("lm-eval", "xfinder_ray.importers.lm_eval")
 READERS.register("opencompass", "xfinder_ray.importers.opencompass")
+READERS.register("zeroeval", "xfinder_ray.importers.zeroeval")
 FORMATS = tuple(READERS.names())

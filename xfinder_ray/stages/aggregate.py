@@ -1,24 +1,48 @@
-"""aggregate: a pass over written judgments/ -> accuracy tables and the leaderboard.
+"""aggregate: a pass over written judgments/ and rejects/ -> accuracy tables, the paired comparisons
+of models, rank intervals and the leaderboard (docs/leaderboard.md).
 
-Streams the four needed columns batch by batch (memory stays flat however many judgments there
-are) and keeps only per (model, task) counters.
+Streams the few needed columns batch by batch and keeps only counters: per (model, task), and per
+(model, task, question_key) for the paired test and the bootstrap (memory grows with the distinct
+questions answered, never with the records). Every input record is in the tables: judged, or rejected
+by cause. Record-caused rejects (the record's own fields) are left out of accuracy; response-caused
+ones (the model's output could not be judged) count as wrong unless `aggregate.rejects=exclude`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
+import re
 from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
+from xfinder_ray import significance as sig
 from xfinder_ray.records import NO_VALID_ANSWER
 from xfinder_ray.storage import Location, write_bytes_atomic
 
 Z95 = 1.959963984540054
+UNKNOWN = "(unknown)"  # the model / task of a rejected row that has none (an unreadable line)
+REJECT_POLICIES = ("wrong", "exclude")
+# Rejects caused by the model's response rather than the record: the judge stage's (extraction failed:
+# oversized or unreadable model output, engine errors), a response over the size bound or not valid
+# UTF-8, and a JSONL line over the line bound (in practice an over-long response; such a line has no
+# readable model, so it lands under "(unknown)" and is never scored).
+RESPONSE_REASONS = re.compile(
+    r"^(extraction failed|field 'llm_output' is longer than|field 'llm_output' is not valid UTF-8|line longer than)"
+)
+# Compact the per-question counters once this many partial rows are held.
+COMPACT_ROWS = 1_000_000
+ITEM_KEYS = ["model", "task", "question_key"]
+ITEM_COUNTS = ["judged", "correct", "rejected_response"]
 
 
 def wilson(correct: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -29,126 +53,440 @@ def wilson(correct: int, n: int, z: float = Z95) -> tuple[float, float]:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # exact at the edges (0% and 100% are on their own bound, not a rounding error past it)
+    lo = 0.0 if correct == 0 else min(p, max(0.0, centre - half))
+    hi = 1.0 if correct == n else max(p, min(1.0, centre + half))
+    return (lo, hi)
 
 
-def count_judgments(judgments: Location) -> dict[tuple[str, str], list[int]]:
-    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])  # n, correct, no_valid
-    files = [
-        f.path
-        for f in judgments.fs.get_file_info(pa.fs.FileSelector(judgments.path, allow_not_found=True))
-        if f.path.endswith(".parquet")
-    ]
-    if not files:
-        return {}
-    dataset = pads.dataset(files, format="parquet", filesystem=judgments.fs)
-    for batch in dataset.to_batches(columns=["model", "task", "judgment", "extracted_answer"]):
-        table = pa.Table.from_batches([batch])
-        nva = pa.compute.equal(table["extracted_answer"], NO_VALID_ANSWER)
-        table = table.append_column("nva", nva)
-        grouped = table.group_by(["model", "task"]).aggregate(
-            [("judgment", "count"), ("judgment", "sum"), ("nva", "sum")]
+def question_key(task: Any, question: Any) -> str | None:
+    """The item a record answers: the first 16 hex digits of sha256(task \\0 question); None without
+    either. The same question in the same task gets the same key in every model's records."""
+    if not isinstance(task, str) or not isinstance(question, str):
+        return None
+    return hashlib.sha256(f"{task}\0{question}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def question_keys(tasks: Any, questions: Any) -> list[str | None]:
+    return [question_key(t, q) for t, q in zip(tasks, questions, strict=True)]
+
+
+def reject_cause(stage: Any, reason: Any) -> str:
+    """`response` when the model's output is why the record could not be judged, else `record`."""
+    if stage == "judge" or (isinstance(reason, str) and RESPONSE_REASONS.match(reason)):
+        return "response"
+    return "record"
+
+
+@dataclass
+class Outcomes:
+    """What aggregate counts: per (model, task) [judged, correct, no valid answer, rejected_record,
+    rejected_response], and per (model, task, question_key) judged, correct, rejected_response."""
+
+    cells: dict[tuple[str, str], list[int]]
+    items: pd.DataFrame
+
+
+def _files(loc: Location | None) -> list[str]:
+    if loc is None:
+        return []
+    infos = loc.fs.get_file_info(pa.fs.FileSelector(loc.path, allow_not_found=True))
+    return sorted(f.path for f in infos if f.path.endswith(".parquet"))
+
+
+def _compact(parts: list[pa.Table]) -> list[pa.Table]:
+    if len(parts) <= 1:
+        return parts
+    grouped = pa.concat_tables(parts).group_by(ITEM_KEYS).aggregate([(c, "sum") for c in ITEM_COUNTS])
+    return [grouped.rename_columns([c.removesuffix("_sum") for c in grouped.column_names])]
+
+
+class _ItemCounter:
+    """Per (model, task, question_key) counters as Arrow tables, re-grouped as they grow."""
+
+    def __init__(self) -> None:
+        self.parts: list[pa.Table] = []
+        self.rows = 0
+
+    def add(self, table: pa.Table) -> None:
+        self.parts.append(table.select([*ITEM_KEYS, *ITEM_COUNTS]))
+        self.rows += table.num_rows
+        if self.rows >= COMPACT_ROWS:
+            self.parts = _compact(self.parts)
+            self.rows = self.parts[0].num_rows
+
+    def frame(self) -> pd.DataFrame:
+        parts = _compact(self.parts)
+        if not parts:
+            return pd.DataFrame(
+                {c: pd.Series(dtype=object) for c in ITEM_KEYS} | {c: [] for c in ITEM_COUNTS}
+            )
+        df = parts[0].to_pandas()
+        for c in ITEM_COUNTS:
+            df[c] = df[c].fillna(0).astype("int64")
+        return df.sort_values(ITEM_KEYS, na_position="last", kind="stable").reset_index(drop=True)
+
+
+def count_outcomes(judgments: Location, rejects: Location | None = None) -> Outcomes:
+    """One streaming pass over judgments/ (model, task, question_key, judgment, extracted_answer) and
+    rejects/ (model, task, question, reason, stage)."""
+    cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    items = _ItemCounter()
+    files = _files(judgments)
+    if files:
+        schema = pa.schema(
+            [(c, pa.string()) for c in ("model", "task", "question_key", "extracted_answer")]
+            + [("judgment", pa.bool_())]
+        )  # judgments written before question_key existed read it as null
+        dataset = pads.dataset(files, format="parquet", filesystem=judgments.fs, schema=schema)
+        for batch in dataset.to_batches(columns=schema.names):
+            table = pa.Table.from_batches([batch])
+            table = table.append_column("nva", pc.equal(table["extracted_answer"], NO_VALID_ANSWER))
+            grouped = table.group_by(["model", "task"]).aggregate(
+                [("judgment", "count"), ("judgment", "sum"), ("nva", "sum")]
+            )
+            for m, t, n, c, v in zip(
+                *(
+                    grouped[k].to_pylist()
+                    for k in ("model", "task", "judgment_count", "judgment_sum", "nva_sum")
+                ),
+                strict=True,
+            ):
+                acc = cells[(m, t)]
+                acc[0] += n
+                acc[1] += c or 0
+                acc[2] += v or 0
+            per_item = table.group_by(ITEM_KEYS).aggregate([("judgment", "count"), ("judgment", "sum")])
+            per_item = per_item.rename_columns(
+                [
+                    {"judgment_count": "judged", "judgment_sum": "correct"}.get(c, c)
+                    for c in per_item.column_names
+                ]
+            )
+            per_item = per_item.set_column(
+                per_item.schema.get_field_index("correct"),
+                "correct",
+                pc.cast(per_item["correct"], pa.int64()),
+            )
+            items.add(
+                per_item.append_column("rejected_response", pa.array([0] * per_item.num_rows, pa.int64()))
+            )
+    files = _files(rejects)
+    if files:
+        names = ("model", "task", "question", "reason", "stage")
+        dataset = pads.dataset(
+            files,
+            format="parquet",
+            filesystem=rejects.fs,
+            schema=pa.schema([(c, pa.string()) for c in names]),
         )
-        for m, t, n, c, v in zip(
-            *(grouped[c].to_pylist() for c in ("model", "task", "judgment_count", "judgment_sum", "nva_sum")),
-            strict=True,
-        ):
-            acc = counts[(m, t)]
-            acc[0] += n
-            acc[1] += c or 0
-            acc[2] += v or 0
-    return dict(counts)
+        for batch in dataset.to_batches(columns=list(names)):
+            df = batch.to_pandas()
+            models = [m if isinstance(m, str) else UNKNOWN for m in df["model"]]
+            tasks = [t if isinstance(t, str) else UNKNOWN for t in df["task"]]
+            causes = [reject_cause(s, r) for s, r in zip(df["stage"], df["reason"], strict=True)]
+            keyed: dict[tuple[str, str, str], int] = defaultdict(int)
+            for m, t, q, cause in zip(models, tasks, df["question"], causes, strict=True):
+                cells[(m, t)][3 if cause == "record" else 4] += 1
+                key = question_key(t, q)
+                if cause == "response" and m != UNKNOWN and t != UNKNOWN and key is not None:
+                    keyed[(m, t, key)] += 1
+            if keyed:
+                ks = list(keyed)
+                items.add(
+                    pa.table(
+                        {
+                            "model": [k[0] for k in ks],
+                            "task": [k[1] for k in ks],
+                            "question_key": [k[2] for k in ks],
+                            "judged": pa.array([0] * len(ks), pa.int64()),
+                            "correct": pa.array([0] * len(ks), pa.int64()),
+                            "rejected_response": pa.array(list(keyed.values()), pa.int64()),
+                        }
+                    )
+                )
+    return Outcomes(dict(cells), items.frame())
 
 
-def build_tables(counts: dict[tuple[str, str], list[int]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def scored(model: str, task: str, judged: int, rejected_response: int, rejects: str) -> int:
+    """Records in a cell's accuracy: the judged ones, plus the response-caused rejects under
+    `aggregate.rejects=wrong` (never for a row without a model or task: it is shown, not scored)."""
+    counts = rejects == "wrong" and UNKNOWN not in (model, task)
+    return judged + (rejected_response if counts else 0)
+
+
+TASK_COLUMNS = [
+    "model", "task", "input", "judged", "rejected", "rejected_record", "rejected_response", "n", "correct",
+    "accuracy", "no_valid_answer_rate", "ci95_low", "ci95_high",
+]  # fmt: skip
+MODEL_COLUMNS = [
+    "model", "tasks", "coverage", "input", "judged", "rejected", "rejected_record", "rejected_response", "n",
+    "correct", "accuracy_micro", "accuracy_macro", "no_valid_answer_rate", "ci95_low", "ci95_high",
+]  # fmt: skip
+
+
+def build_tables(outcomes: Outcomes, rejects: str = "wrong") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """by_model_task and by_model. `n` is the records in the accuracy (judged, plus response-caused
+    rejects under `rejects=wrong`); input = judged + rejected in every row; no_valid_answer_rate is
+    over the judged records. by_model: `tasks` scored (n > 0), `coverage` = tasks / all tasks scored
+    for any model; sorted by macro accuracy."""
+    if rejects not in REJECT_POLICIES:
+        raise ValueError(f"rejects must be one of {REJECT_POLICIES}, got {rejects!r}")
     rows = []
-    for (model, task), (n, correct, nva) in sorted(counts.items()):
+    for (model, task), (judged, correct, nva, rej_record, rej_response) in sorted(outcomes.cells.items()):
+        n = scored(model, task, judged, rej_response, rejects)
         lo, hi = wilson(correct, n)
         rows.append(
             dict(
                 model=model,
                 task=task,
+                input=judged + rej_record + rej_response,
+                judged=judged,
+                rejected=rej_record + rej_response,
+                rejected_record=rej_record,
+                rejected_response=rej_response,
                 n=n,
                 correct=correct,
                 accuracy=correct / n if n else float("nan"),
-                no_valid_answer_rate=nva / n if n else float("nan"),
+                no_valid_answer_rate=nva / judged if judged else float("nan"),
                 ci95_low=lo,
                 ci95_high=hi,
             )
         )
-    cols = ["model", "task", "n", "correct", "accuracy", "no_valid_answer_rate", "ci95_low", "ci95_high"]
-    by_task = pd.DataFrame(rows, columns=cols)
+    by_task = pd.DataFrame(rows, columns=TASK_COLUMNS)
+    all_tasks = {r["task"] for r in rows if r["n"] > 0}
     model_rows = []
     for model, g in by_task.groupby("model", sort=True):
-        n, correct = int(g["n"].sum()), int(g["correct"].sum())
-        nva = float((g["no_valid_answer_rate"] * g["n"]).sum())
+        n, correct, judged = int(g["n"].sum()), int(g["correct"].sum()), int(g["judged"].sum())
+        nva = float((g["no_valid_answer_rate"].fillna(0) * g["judged"]).sum())
+        scored_tasks = g[g["n"] > 0]
         lo, hi = wilson(correct, n)
         model_rows.append(
             dict(
                 model=model,
-                tasks=len(g),
+                tasks=len(scored_tasks),
+                coverage=len(scored_tasks) / len(all_tasks) if all_tasks else 0.0,
+                input=int(g["input"].sum()),
+                judged=judged,
+                rejected=int(g["rejected"].sum()),
+                rejected_record=int(g["rejected_record"].sum()),
+                rejected_response=int(g["rejected_response"].sum()),
                 n=n,
                 correct=correct,
-                accuracy_micro=correct / n,
-                accuracy_macro=float(g["accuracy"].mean()),
-                no_valid_answer_rate=nva / n,
+                accuracy_micro=correct / n if n else float("nan"),
+                accuracy_macro=float(scored_tasks["accuracy"].mean()) if len(scored_tasks) else float("nan"),
+                no_valid_answer_rate=round(nva) / judged if judged else float("nan"),
                 ci95_low=lo,
                 ci95_high=hi,
             )
         )
-    by_model = pd.DataFrame(
-        model_rows,
-        columns=[
-            "model",
-            "tasks",
-            "n",
-            "correct",
-            "accuracy_micro",
-            "accuracy_macro",
-            "no_valid_answer_rate",
-            "ci95_low",
-            "ci95_high",
-        ],
-    )
-    by_model = by_model.sort_values(["accuracy_macro", "model"], ascending=[False, True]).reset_index(
-        drop=True
-    )
+    by_model = pd.DataFrame(model_rows, columns=MODEL_COLUMNS)
+    by_model = by_model.sort_values(
+        ["accuracy_macro", "model"], ascending=[False, True], na_position="last"
+    ).reset_index(drop=True)
     return by_task, by_model
 
 
-def leaderboard_markdown(by_task: pd.DataFrame, by_model: pd.DataFrame, extractor: str) -> str:
-    tasks = sorted(by_task["task"].unique())
-    acc = {(r.model, r.task): r.accuracy for r in by_task.itertuples()}
+def ranked_models(by_model: pd.DataFrame) -> list[str]:
+    """The models the leaderboard ranks, best first: scored on every task (coverage 1). A model scored
+    on fewer tasks is listed apart: a macro over fewer (maybe easier) tasks is not comparable."""
+    keep = (by_model["model"] != UNKNOWN) & (by_model["n"] > 0) & (by_model["coverage"] >= 1.0)
+    return list(by_model.loc[keep, "model"])
+
+
+@dataclass
+class Comparison:
+    pairwise: pd.DataFrame
+    ranks: pd.DataFrame
+    resamples: int
+    seed: int
+
+
+def item_matrix(outcomes: Outcomes, models: list[str], rejects: str) -> sig.Items:
+    """Per model (in the order given) and question (sorted by task, key): records scored and correct."""
+    df = outcomes.items
+    df = df[df["model"].isin(models) & df["question_key"].notna() & (df["task"] != UNKNOWN)]
+    n = df["judged"] + (df["rejected_response"] if rejects == "wrong" else 0)
+    df = df.assign(n=n)[n > 0]
+    by_question = df.groupby(["task", "question_key"], sort=True)
+    cols = by_question.ngroup().to_numpy(dtype=np.int64)  # questions sorted by (task, key)
+    question_tasks = by_question.size().index.get_level_values(0)
+    tasks = sorted(set(question_tasks))
+    task_of = pd.Categorical(question_tasks, categories=tasks).codes.astype(np.int64)
+    rows = pd.Categorical(df["model"], categories=models).codes.astype(np.int64)
+    shape = (len(models), len(question_tasks))
+    n_mat, c_mat = np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64)
+    np.add.at(n_mat, (rows, cols), df["n"].to_numpy(dtype=np.int64))
+    np.add.at(c_mat, (rows, cols), df["correct"].to_numpy(dtype=np.int64))
+    return sig.Items(models=list(models), tasks=tasks, task_of=task_of, n=n_mat, c=c_mat)
+
+
+PAIR_COLUMNS = [
+    "model_a", "model_b", "questions", "accuracy_a", "accuracy_b", "a_only", "b_only", "p_value", "p_holm",
+    "significant", "test",
+]  # fmt: skip
+RANK_COLUMNS = ["model", "ranked", "rank", "rank_low", "rank_high", "accuracy_macro", "resamples", "seed"]
+
+
+def compare_models(
+    outcomes: Outcomes, by_model: pd.DataFrame, rejects: str = "wrong", resamples: int = 1000, seed: int = 0
+) -> Comparison:
+    """pairwise: every pair of models (in by_model's order), exact McNemar on the questions both
+    answered, raw and Holm-adjusted p. ranks: the ranked models' point rank and 95% bootstrap rank
+    interval over questions (`resamples` seeded resamples); models scored on fewer tasks: ranked=False."""
+    models = [m for m in by_model["model"] if m != UNKNOWN]
+    answered, right = sig.item_outcomes(item_matrix(outcomes, models, rejects))
+    pairs = []
+    for a in range(len(models)):
+        for b in range(a + 1, len(models)):
+            shared, right_a, right_b, a_only, b_only = sig.paired_counts(answered, right, a, b)
+            pairs.append(
+                dict(
+                    model_a=models[a],
+                    model_b=models[b],
+                    questions=shared,
+                    accuracy_a=right_a / shared if shared else float("nan"),
+                    accuracy_b=right_b / shared if shared else float("nan"),
+                    a_only=a_only,
+                    b_only=b_only,
+                    p_value=sig.mcnemar_exact(a_only, b_only),
+                )
+            )
+    pairwise = pd.DataFrame(pairs, columns=PAIR_COLUMNS)
+    pairwise["p_holm"] = sig.holm(pairwise["p_value"].to_numpy(dtype=float))
+    pairwise["significant"] = pairwise["p_holm"] < sig.ALPHA
+    pairwise["test"] = "mcnemar-exact"
+    ranked = ranked_models(by_model)
+    lows: dict[str, int] = {}
+    highs: dict[str, int] = {}
+    if ranked and resamples > 0:
+        sub = item_matrix(outcomes, ranked, rejects)
+        lo, hi = sig.rank_interval(sig.bootstrap_ranks(sub, resamples, seed))
+        lows, highs = dict(zip(ranked, lo.tolist(), strict=True)), dict(zip(ranked, hi.tolist(), strict=True))
+    macro = dict(zip(by_model["model"], by_model["accuracy_macro"], strict=True))
+    rank_rows = [
+        dict(
+            model=m,
+            ranked=m in ranked,
+            rank=ranked.index(m) + 1 if m in ranked else None,
+            rank_low=lows.get(m),
+            rank_high=highs.get(m),
+            accuracy_macro=macro[m],
+            resamples=resamples,
+            seed=seed,
+        )
+        for m in models
+    ]
+    ranks = pd.DataFrame(rank_rows, columns=RANK_COLUMNS)
+    for c in ("rank", "rank_low", "rank_high"):
+        ranks[c] = ranks[c].astype("Int64")
+    return Comparison(pairwise, ranks, resamples, seed)
+
+
+def _pct(x: float) -> str:
+    return "–" if x != x else f"{100 * x:.1f}"
+
+
+def leaderboard_markdown(
+    by_task: pd.DataFrame,
+    by_model: pd.DataFrame,
+    extractor: str,
+    comparison: Comparison | None = None,
+    rejects: str = "wrong",
+) -> str:
+    scored_rows = by_task[(by_task["n"] > 0) & (by_task["task"] != UNKNOWN)]
+    tasks = sorted(scored_rows["task"].unique())
+    acc = {(r.model, r.task): r.accuracy for r in scored_rows.itertuples()}
     # imported runs (input.format lm-eval | opencompass): the framework's own accuracy in parentheses
     src = {}
     if "source_accuracy" in by_task:
         src = {(r.model, r.task): r.source_accuracy for r in by_task.itertuples() if r.source_n > 0}
     fw = "source_accuracy_macro" in by_model
-    head = ["rank", "model", "macro", *(["framework macro"] if fw else []), "micro (95% CI)", *tasks]
-    note = " Per task: ours (the framework's own)." if src else ""
-    lines = [
-        f"# Leaderboard\n\nExtractor: `{extractor}`. Accuracy in %; macro = mean over tasks.{note}\n",
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
-    ]
+    lines = _leaderboard_head(extractor, len(tasks), rejects, comparison, bool(src))
+    p_holm: dict[frozenset[str], float] = {}
+    if comparison is not None:
+        p_holm = {frozenset((r.model_a, r.model_b)): r.p_holm for r in comparison.pairwise.itertuples()}
+    ranks = comparison.ranks.set_index("model") if comparison is not None else None
 
     def cell(key: tuple[str, str]) -> str:
         if key not in acc:
             return "–"
         return f"{100 * acc[key]:.1f}" + (f" ({100 * src[key]:.1f})" if key in src else "")
 
-    for i, r in enumerate(by_model.itertuples(), 1):
-        cells = [str(i), r.model, f"{100 * r.accuracy_macro:.1f}"]
+    def common(r: Any) -> list[str]:
+        cells = [r.model, _pct(r.accuracy_macro)]
         if fw:
-            cells.append(
-                "–"
-                if r.source_accuracy_macro != r.source_accuracy_macro
-                else f"{100 * r.source_accuracy_macro:.1f}"
-            )
-        cells.append(f"{100 * r.accuracy_micro:.1f} ({100 * r.ci95_low:.1f}–{100 * r.ci95_high:.1f})")
-        cells += [cell((r.model, t)) for t in tasks]
-        lines.append("| " + " | ".join(cells) + " |")
+            cells.append(_pct(r.source_accuracy_macro))
+        cells.append(f"{_pct(r.accuracy_micro)} ({_pct(r.ci95_low)}–{_pct(r.ci95_high)})")
+        cells += [str(r.n), f"{r.tasks}/{len(tasks)}", f"{r.rejected_record} / {r.rejected_response}"]
+        return cells + [cell((r.model, t)) for t in tasks]
+
+    tail = ["model", "macro", *(["framework macro"] if fw else []), "micro (95% CI)", "n", "coverage"]
+    tail += ["rejected (record / response)", *tasks]
+    ranked = set(ranked_models(by_model))
+    head = ["rank", "rank 95%", "vs. above", *tail]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    above = None
+    for i, r in enumerate((r for r in by_model.itertuples() if r.model in ranked), 1):
+        interval = "–"
+        if ranks is not None and not pd.isna(ranks.loc[r.model, "rank_low"]):
+            interval = f"{ranks.loc[r.model, 'rank_low']}–{ranks.loc[r.model, 'rank_high']}"
+        close = above is not None and p_holm.get(frozenset((above, r.model)), 0.0) >= sig.ALPHA
+        lines.append("| " + " | ".join([str(i), interval, "≈" if close else "", *common(r)]) + " |")
+        above = r.model
+    fewer = [r for r in by_model.itertuples() if r.model not in ranked and r.model != UNKNOWN]
+    lines += _listed_apart([common(r) for r in fewer], tail, len(tasks), by_model)
     return "\n".join(lines) + "\n"
+
+
+def _leaderboard_head(
+    extractor: str, n_tasks: int, rejects: str, comparison: Comparison | None, framework: bool
+) -> list[str]:
+    note = " Per task: ours (the framework's own)." if framework else ""
+    policy = (
+        "response-caused ones count as wrong (`aggregate.rejects=wrong`)"
+        if rejects == "wrong"
+        else "response-caused ones are left out too (`aggregate.rejects=exclude`)"
+    )
+    lines = [
+        f"# Leaderboard\n\nExtractor: `{extractor}`. Accuracy in %; macro = mean over tasks; n = records "
+        f"scored; coverage = tasks scored of {n_tasks}; rejected = record-caused / response-caused "
+        f"rejects: record-caused ones are left out of accuracy, {policy}.{note}\n"
+    ]
+    if comparison is not None:
+        lines.append(
+            f"Rank interval: 95%, bootstrap over questions within tasks ({comparison.resamples} resamples, "
+            f"seed {comparison.seed}). ≈: not significantly apart from the model above (exact McNemar on the "
+            f"questions both answered, Holm-adjusted p ≥ {sig.ALPHA}; all pairs: accuracy/pairwise.parquet).\n"
+        )
+    return lines
+
+
+def _listed_apart(fewer: list[list[str]], head: list[str], n_tasks: int, by_model: pd.DataFrame) -> list[str]:
+    """The sections under the ranked table: models scored on fewer tasks; rejects without a model."""
+    lines = []
+    if fewer:
+        lines += [
+            "",
+            "## Scored on fewer tasks",
+            "",
+            f"Not ranked: scored on fewer of the {n_tasks} tasks than the models above, so their macro "
+            "(over the tasks they have) is not comparable.",
+            "",
+            "| " + " | ".join(head) + " |",
+            "|" + "---|" * len(head),
+        ]
+        lines += ["| " + " | ".join(cells) + " |" for cells in fewer]
+    unknown = by_model[by_model["model"] == UNKNOWN]
+    if len(unknown):
+        u = unknown.iloc[0]
+        lines += [
+            "",
+            f"Not attributed to a model (no readable model field): {int(u['rejected'])} rejected "
+            f"({int(u['rejected_record'])} record-caused / {int(u['rejected_response'])} response-caused); "
+            "see rejects/.",
+        ]
+    return lines
 
 
 def write_table(loc: Location, name: str, df: pd.DataFrame, csv: bool = True) -> None:
@@ -161,10 +499,23 @@ def write_table(loc: Location, name: str, df: pd.DataFrame, csv: bool = True) ->
         write_bytes_atomic(loc.join(f"{name}.csv"), df.to_csv(index=False).encode())
 
 
-def write_tables(accuracy: Location, by_task: pd.DataFrame, by_model: pd.DataFrame, extractor: str) -> str:
+# Same parameters as leaderboard_markdown, which it calls: the tables and their rendering stay apart.
+def write_tables(
+    accuracy: Location,
+    by_task: pd.DataFrame,
+    by_model: pd.DataFrame,
+    extractor: str,
+    comparison: Comparison | None = None,
+    rejects: str = "wrong",
+) -> str:
+    """by_model_task and by_model (.parquet, .csv), pairwise.parquet and ranks.parquet (with a
+    comparison), leaderboard.md; returns the leaderboard."""
     accuracy.fs.create_dir(accuracy.path, recursive=True)
     for name, df in (("by_model_task", by_task), ("by_model", by_model)):
         write_table(accuracy, name, df)
-    board = leaderboard_markdown(by_task, by_model, extractor)
+    if comparison is not None:
+        write_table(accuracy, "pairwise", comparison.pairwise, csv=False)
+        write_table(accuracy, "ranks", comparison.ranks, csv=False)
+    board = leaderboard_markdown(by_task, by_model, extractor, comparison, rejects)
     write_bytes_atomic(accuracy.join("leaderboard.md"), board.encode())
     return board

@@ -30,7 +30,10 @@ from xfinder_ray.records import FIELD_ALIASES
 from xfinder_ray.storage import is_transient, list_files, resolve, uri_of
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
-JSONL_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
+JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson")
+# A .json file holds one JSON document (lm-eval's results_*.json, OpenCompass predictions), not JSON
+# Lines: read line by line it would turn into hundreds of rejected "records", so it is refused.
+JSON_DOCUMENT_SUFFIXES = (".json", ".json.gz")
 MAX_LINE_BYTES = 2_000_000
 NO_ID = b""  # digest slot of a row without a usable record_id (it is rejected by validation)
 
@@ -192,17 +195,61 @@ def find_duplicates(
     return out
 
 
+def _format_of(path: str) -> str | None:
+    if path.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    if path.endswith(JSONL_SUFFIXES):
+        return "jsonl"
+    return None
+
+
+def _refuse_json_documents(uri: str, paths: list[str]) -> None:
+    if not paths:
+        return
+    from xfinder_ray.importers.formats import FORMATS  # the registered import formats (no heavy imports)
+
+    shown = ", ".join(repr(p.rsplit("/", 1)[-1]) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
+    raise BadInputFile(
+        f"{uri!r} holds {len(paths)} .json file(s) ({shown}): a .json file is one JSON document, not "
+        "JSON Lines (one record per line). An evaluation framework's output: use "
+        f"{' or '.join(f'input.format={f}' for f in FORMATS)} (docs/importing.md); records: write them "
+        "one per line to a .jsonl file (or set input.format=parquet to read only a folder's Parquet files)"
+    )
+
+
 def list_input(cfg: InputConfig, storage: StorageConfig) -> list[InputFile]:
+    """The input files, sorted. In a folder, `auto` reads the Parquet and the JSONL files alike, each by
+    its suffix (.parquet/.pq; .jsonl/.jsonl.gz/.ndjson), and refuses .json files (JSON documents, not
+    JSON Lines); `jsonl` reads only JSONL files (and refuses .json ones); `parquet` only Parquet files.
+    A file named on its own is read as `format` says (`auto`: JSONL by suffix, .json refused, else
+    Parquet)."""
     files: list[InputFile] = []
     for uri in cfg.paths:
         loc = resolve(uri, storage)
-        fmt = cfg.format
-        if fmt == "auto":
-            fmt = "jsonl" if uri.rstrip("/").endswith(JSONL_SUFFIXES) else "parquet"
-        paths = list_files(loc, PARQUET_SUFFIXES if fmt == "parquet" else JSONL_SUFFIXES)
+        if loc.fs.get_file_info(loc.path).type == pafs.FileType.File:
+            fmt = cfg.format
+            if fmt == "auto":
+                _refuse_json_documents(uri, [loc.path] if loc.path.endswith(JSON_DOCUMENT_SUFFIXES) else [])
+                fmt = _format_of(loc.path) or "parquet"
+            files.append(InputFile(uri_of(loc, loc.path), loc.path, fmt, loc.fs))
+            continue
+        if cfg.format != "parquet":
+            _refuse_json_documents(uri, list_files(loc, JSON_DOCUMENT_SUFFIXES))
+        suffixes = {"parquet": PARQUET_SUFFIXES, "jsonl": JSONL_SUFFIXES}.get(
+            cfg.format, PARQUET_SUFFIXES + JSONL_SUFFIXES
+        )
+        paths = list_files(loc, suffixes)
         if not paths:
-            raise FileNotFoundError(f"no {fmt} files under {uri!r}")
-        files.extend(InputFile(uri_of(loc, p), p, fmt, loc.fs) for p in paths)
+            other = list_files(loc, PARQUET_SUFFIXES + JSONL_SUFFIXES)
+            hint = ""
+            if other:
+                kinds = "/".join(sorted({_format_of(p) or "?" for p in other}))
+                hint = f" (it holds {len(other)} {kinds} file(s): set input.format=auto to read them)"
+            wanted = {"parquet": "Parquet", "jsonl": "JSONL"}.get(cfg.format, "Parquet or JSONL")
+            raise FileNotFoundError(f"no {wanted} files under {uri!r}{hint}")
+        for p in paths:
+            fmt = cfg.format if cfg.format != "auto" else (_format_of(p) or "parquet")
+            files.append(InputFile(uri_of(loc, p), p, fmt, loc.fs))
     seen: set[str] = set()
     unique = [f for f in files if not (f.uri in seen or seen.add(f.uri))]  # a file listed twice is read once
     return sorted(unique, key=lambda f: f.uri)

@@ -23,6 +23,7 @@ from ray.data.block import BlockAccessor
 from ray.data.datasource import Datasink
 
 from xfinder_ray.records import FIELDS
+from xfinder_ray.stages.aggregate import question_keys
 from xfinder_ray.stages.cache import flag
 from xfinder_ray.storage import Location
 
@@ -32,6 +33,7 @@ JUDGMENT_SCHEMA = pa.schema(
         ("record_id", pa.string()),
         ("model", pa.string()),
         ("task", pa.string()),
+        ("question_key", pa.string()),  # the item: sha256(task \0 question)[:16], pairs models' answers
         ("key_answer_type", pa.string()),
         ("correct_answer", pa.string()),
         ("extracted_answer", pa.string()),
@@ -138,7 +140,9 @@ class OutputSink(Datasink):
             # Rows settled by the router carry their own extractor; every other row has the job's.
             own = judged["extractor"] if "extractor" in judged else pd.Series(None, index=judged.index)
             judged = judged.assign(
-                extractor=own.where(own.notna(), self.extractor), comparator=self.comparator
+                extractor=own.where(own.notna(), self.extractor),
+                comparator=self.comparator,
+                question_key=question_keys(judged["task"], judged["question"]),
             )
             write_parquet_atomic(_table(judged, JUDGMENT_SCHEMA), self.judgments, key)
         if len(rejected):

@@ -1,0 +1,204 @@
+"""`xfinder-ray diff` / output.compare_to: flips with reasons, paired tests, rank moves, the scheduled
+runs' `previous` resolver. The job-level test scores the shipped sample twice for real (Ray)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from xfinder_ray.config import ConfigError
+from xfinder_ray.diff import diff_runs, mcnemar_exact, previous_run, resolve_compare_to
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_mcnemar_exact_by_hand():
+    # b=1, c=9: P(X <= 1) for Bin(10, 1/2) = (C(10,0) + C(10,1)) / 2^10 = 11/1024; two-sided: 22/1024
+    assert mcnemar_exact(1, 9) == pytest.approx(22 / 1024, abs=1e-15)
+    assert mcnemar_exact(9, 1) == mcnemar_exact(1, 9)
+    # b=0, c=5: 2 * 1/32
+    assert mcnemar_exact(0, 5) == pytest.approx(1 / 16)
+    assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(4, 4) == 1.0 and mcnemar_exact(3, 4) == 1.0
+    # the log-space branch (n > 2000) continues the exact one
+    exact = 2 * sum(math.comb(2400, i) for i in range(1150 + 1)) / 2**2400
+    assert mcnemar_exact(1150, 1250) == pytest.approx(exact, rel=1e-9)
+
+
+def test_mcnemar_exact_matches_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    for b, c in [(1, 9), (7, 20), (30, 31), (0, 12), (300, 360)]:
+        expected = stats.binomtest(min(b, c), b + c, 0.5).pvalue
+        assert mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-9)
+
+
+# --- synthetic committed outputs (no Ray) ---------------------------------------------------------
+
+
+def _judgment(
+    rid, model, task, extracted, judgment, gold="A", extractor="rules:rules-2", comparator="math-verify"
+):
+    return dict(
+        record_id=rid,
+        model=model,
+        task=task,
+        key_answer_type="alphabet_option",
+        correct_answer=gold,
+        extracted_answer=extracted,
+        judgment=judgment,
+        extractor=extractor,
+        comparator=comparator,
+    )
+
+
+def _output(path: Path, rows: list[dict], comparator: str = "math-verify") -> str:
+    (path / "judgments").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows), path / "judgments" / "part-0.parquet")
+    df = pd.DataFrame(rows)
+    by_model = (
+        df.groupby("model")
+        .agg(accuracy_micro=("judgment", "mean"))
+        .assign(accuracy_macro=lambda d: d["accuracy_micro"])
+        .sort_values("accuracy_macro", ascending=False)
+        .reset_index()
+    )
+    (path / "accuracy").mkdir()
+    pq.write_table(
+        pa.Table.from_pandas(by_model, preserve_index=False), path / "accuracy" / "by_model.parquet"
+    )
+    manifest = {"status": "committed", "counts": {"judged": len(rows)}, "comparator": comparator}
+    (path / "manifest.json").write_text(json.dumps({**manifest, "extractor": rows[0]["extractor"]}))
+    return str(path)
+
+
+def test_diff_reasons_deltas_and_rank_moves(tmp_path):
+    old = [
+        _judgment("r1", "m1", "t", "A", True),  # -> comparator flip
+        _judgment("r2", "m1", "t", "A", True),  # -> gold changed: input
+        _judgment("r3", "m1", "t", "B", False),  # -> another extractor: extractor
+        _judgment("r4", "m1", "t", "A", True),  # -> same extractor, other answer: extraction
+        _judgment("r5", "m1", "t", "A", True),  # unchanged
+        _judgment("r6", "m1", "t", "A", True),  # removed
+        _judgment("s1", "m2", "t", "B", False),
+        _judgment("s2", "m2", "t", "B", False),
+    ]
+    new = [
+        _judgment("r1", "m1", "t", "A", False, comparator="xfinder-compat"),
+        _judgment("r2", "m1", "t", "A", False, gold="C"),
+        _judgment("r3", "m1", "t", "A", True, extractor="xfinder:qwen"),
+        _judgment("r4", "m1", "t", "C", False),
+        _judgment("r5", "m1", "t", "A", True),
+        _judgment("r7", "m1", "t", "A", True),  # added
+        _judgment("s1", "m2", "t", "A", True),
+        _judgment("s2", "m2", "t", "A", True),
+    ]
+    result = diff_runs(_output(tmp_path / "old", old), _output(tmp_path / "new", new, "xfinder-compat"))
+    reasons = dict(zip(result.flips["record_id"], result.flips["reason"], strict=True))
+    assert reasons == {
+        "r1": "comparator",
+        "r2": "input",
+        "r3": "extractor",
+        "r4": "extraction",
+        "s1": "extraction",
+        "s2": "extraction",
+    }
+    r3 = result.flips.set_index("record_id").loc["r3"]
+    assert (r3.extracted_answer_old, r3.extracted_answer_new, r3.direction) == ("B", "A", "wrong->right")
+    s = result.summary
+    assert (s["common"], s["added"], s["removed"], s["flips"]) == (7, 1, 1, 6)
+    assert s["flips"] <= s["common"]
+    m = result.models.set_index("model")
+    assert (m.loc["m1", "lost"], m.loc["m1", "gained"], m.loc["m1", "common"]) == (3, 1, 5)
+    assert m.loc["m1", "delta"] == pytest.approx(-2 / 5)
+    assert m.loc["m1", "p_value"] == pytest.approx(mcnemar_exact(3, 1))
+    # m1 was first (5/6 vs 0/2), is second now (3/5 vs 2/2): one up for m2, one down for m1
+    assert (m.loc["m2", "rank_old"], m.loc["m2", "rank_new"], m.loc["m2", "rank_move"]) == (2, 1, 1)
+    assert m.loc["m1", "rank_move"] == -1
+    assert list(result.models["model"]) == ["m2", "m1"]  # in the new run's rank order
+    written = pd.read_parquet(tmp_path / "new" / "diff" / "flips.parquet")
+    assert len(written) == 6 and (tmp_path / "new" / "diff" / "rank_moves.png").stat().st_size > 5000
+    md = (tmp_path / "new" / "diff.md").read_text()
+    assert "| 1 | ↑1 | m2 |" in md and "comparator 1" in md and "extraction 3" in md
+
+
+def test_diff_refuses_an_uncommitted_side(tmp_path):
+    from xfinder_ray.cli import main
+
+    committed = _output(tmp_path / "a", [_judgment("r1", "m", "t", "A", True)])
+    (tmp_path / "b").mkdir()
+    assert main(["diff", committed, str(tmp_path / "b")]) == 1
+    with pytest.raises(ConfigError, match="not a committed"):
+        resolve_compare_to(str(tmp_path / "b"), str(tmp_path / "c"), None)
+    with pytest.raises(ConfigError, match="output.path itself"):
+        resolve_compare_to(committed, committed + "/", None)
+
+
+def test_previous_resolves_the_newest_committed_earlier_sibling(tmp_path):
+    one = [_judgment("r1", "m", "t", "A", True)]
+    _output(tmp_path / "2026-11-28", one)
+    _output(tmp_path / "2026-11-29", one)
+    (tmp_path / "2026-11-30").mkdir()  # started, never committed (a failed run): skipped
+    _output(tmp_path / "2026-12-02", one)  # later than the run asking: never its "previous"
+    me = str(tmp_path / "2026-12-01") + "/"  # the manifests' trailing slash
+    assert previous_run(me) == str(tmp_path / "2026-11-29")
+    assert resolve_compare_to("previous", me, None) == str(tmp_path / "2026-11-29")
+    assert previous_run(str(tmp_path / "2026-11-28")) is None  # the first run: nothing to compare
+    assert resolve_compare_to("previous", str(tmp_path / "2026-11-28"), None) is None
+    assert resolve_compare_to(None, me, None) is None
+
+
+@pytest.mark.parametrize("where", ["raycronjob.yaml", "rayjob-ephemeral.yaml"])
+def test_scheduled_runs_compare_with_the_previous_one(where):
+    """The RayCronJob and the CronJob fallback (which creates rayjob-ephemeral.yaml) pass
+    output.compare_to=previous next to their dated output."""
+    from xfinder_ray.config import load_config
+
+    doc = yaml.safe_load((ROOT / "cluster" / "kuberay" / where).read_text())
+    spec = doc["spec"].get("jobTemplate", doc["spec"])
+    argv = shlex.split(spec["entrypoint"].replace("$(date -u +%Y-%m-%d)", "2026-11-30"))
+    cfg = load_config(str(ROOT / "configs" / "cluster.yaml"), argv[4:])
+    assert cfg.output.compare_to == "previous" and cfg.output.path.endswith("/2026-11-30/")
+
+
+# --- two real runs of the demo -------------------------------------------------------------------
+
+
+@pytest.mark.ray
+def test_two_demo_runs_with_different_comparators(ray_local, tmp_path):
+    from xfinder_ray.cli import main
+    from xfinder_ray.config import load_config
+    from xfinder_ray.pipeline import run
+
+    def score(day: str, comparator: str, *extra: str):
+        overrides = [f"output={tmp_path / day}", "extractor.name=rules", f"judge.comparator={comparator}"]
+        return run(load_config("configs/local.yaml", [*overrides, *extra]))
+
+    first = score("2026-11-29", "math-verify", "compare_to=previous")  # the first run: nothing to compare
+    assert any("nothing compared" in n for n in first.notes)
+    assert not (tmp_path / "2026-11-29" / "diff.md").exists()
+    second = score("2026-11-30", "xfinder-compat", "compare_to=previous")
+    assert any("verdict flips" in n for n in second.notes)
+    new = tmp_path / "2026-11-30"
+    flips = pd.read_parquet(new / "diff" / "flips.parquet")
+    models = pd.read_parquet(new / "diff" / "models.parquet")
+    assert len(flips) > 0 and set(flips["reason"]) == {"comparator"}
+    assert (flips["extracted_answer_old"] == flips["extracted_answer_new"]).all()
+    assert set(flips["comparator_old"]) == {"math-verify"} and set(flips["comparator_new"]) == {
+        "xfinder-compat"
+    }
+    judged = first.manifest["counts"]["judged"]
+    assert models["common"].sum() == judged and len(flips) <= judged
+    assert (models["lost"] + models["gained"]).sum() == len(flips)
+    assert (new / "diff" / "rank_moves.png").stat().st_size > 5000 and (new / "report.html").exists()
+    # the CLI on the same two outputs, elsewhere: the same flips
+    assert main(["diff", str(tmp_path / "2026-11-29"), str(new), "--out", str(tmp_path / "cli")]) == 0
+    again = pd.read_parquet(tmp_path / "cli" / "diff" / "flips.parquet")
+    assert again.equals(flips)
+    assert "comparator" in (tmp_path / "cli" / "diff.md").read_text()

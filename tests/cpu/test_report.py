@@ -1,0 +1,170 @@
+"""report.html in a real headless browser (Debian's chromium-headless-shell, file:// URL, no network):
+the page loads, every figure is there, decoded and non-empty, the page is short and in rank order,
+and a screenshot is taken and checked for size. `make test` installs the browser (`make browser`);
+without it (and without apt to install it) the browser tests are skipped, saying so."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from xfinder_ray.report import FIGURES, bump_chart, write_report
+from xfinder_ray.stages.aggregate import wilson
+from xfinder_ray.storage import resolve
+
+BROWSER = "chromium-headless-shell"
+WIDTH = 1200
+MAX_HEIGHT = 2600  # px: one short page (the ablation report is ~9,600)
+
+# Appended to a copy of the page: after `load`, what each <img> decoded to, and the page's height.
+PROBE = """<script>
+window.addEventListener('load', () => {
+  const imgs = [...document.images].map(i => ({src: i.getAttribute('src'), complete: i.complete,
+                                               w: i.naturalWidth, h: i.naturalHeight}));
+  const pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify({imgs, height: document.documentElement.scrollHeight});
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The browser's path; installed with apt-get where it is missing and this process may (root)."""
+    found = shutil.which(BROWSER)
+    if found is None and shutil.which("apt-get") and os.geteuid() == 0:
+        subprocess.run(
+            ["apt-get", "install", "-y", "-q", "--no-install-recommends", BROWSER],
+            capture_output=True,
+            timeout=600,
+            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+        )
+        found = shutil.which(BROWSER)
+    if found is None:
+        pytest.skip(
+            f"{BROWSER} is not installed and could not be installed here (`make browser`, or "
+            f"`apt-get install {BROWSER}` as root with network access; the test run itself has none)"
+        )
+    return found
+
+
+def browse(chromium: str, url: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            chromium,
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--virtual-time-budget=10000",
+            *args,
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def probe(chromium: str, page: Path) -> dict:
+    """Load `page` (a copy with PROBE, next to it: same relative figure paths) and read the probe."""
+    copy = page.with_name("_probe.html")
+    copy.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
+    done = browse(chromium, copy.as_uri(), "--dump-dom")
+    found = re.search(r"<pre id=\"probe\">(.*?)</pre>", done.stdout, re.S)
+    assert found, f"the page did not finish loading: {done.stderr[-2000:]}"
+    return json.loads(html.unescape(found.group(1)))
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    return struct.unpack(">II", data[16:24])
+
+
+MODELS = ["m-<b>&amp;", "alpha", "zeta", "beta", "gamma", "delta", "eta", "theta"]  # a name to escape
+TASKS = ["MMLU", "GSM8K", "BoolQ", "ARC-Challenge", "SST-2", "MATH"]
+
+
+def tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+    rows = []
+    for i, model in enumerate(MODELS):
+        for j, task in enumerate(TASKS):
+            n = 40
+            correct = max(0, 36 - 3 * i - j)
+            lo, hi = wilson(correct, n)
+            rows.append(
+                dict(model=model, task=task, n=n, correct=correct, accuracy=correct / n,
+                     no_valid_answer_rate=0.02 * i, ci95_low=lo, ci95_high=hi)
+            )  # fmt: skip
+    by_task = pd.DataFrame(rows)
+    g = by_task.groupby("model", sort=False)
+    by_model = pd.DataFrame(
+        {
+            "n": g["n"].sum(),
+            "correct": g["correct"].sum(),
+            "accuracy_macro": g["accuracy"].mean(),
+            "no_valid_answer_rate": g["no_valid_answer_rate"].mean(),
+        }
+    ).reset_index()
+    by_model["accuracy_micro"] = by_model["correct"] / by_model["n"]
+    by_model[["ci95_low", "ci95_high"]] = [
+        wilson(c, n) for c, n in zip(by_model["correct"], by_model["n"], strict=True)
+    ]
+    by_model["input"], by_model["rejected"] = by_model["n"] + 2, 2
+    by_model = by_model.sort_values("accuracy_macro", ascending=False).reset_index(drop=True)
+    return by_task, by_model
+
+
+def written_report(tmp_path: Path, compare_to: str | None = None) -> Path:
+    by_task, by_model = tables()
+    out = tmp_path / "run"
+    write_report(resolve(str(out)), by_task, by_model, "rules:rules-2", "math-verify", compare_to)
+    if compare_to:  # what the diff writes after the commit
+        moves = pd.DataFrame(
+            {"model": by_model["model"], "rank_old": range(8, 0, -1), "rank_new": range(1, 9)}
+        )
+        (out / "diff").mkdir()
+        (out / "diff" / "rank_moves.png").write_bytes(bump_chart(moves, "before", "after"))
+    return out / "report.html"
+
+
+def test_report_is_short_sorted_by_rank_and_escaped(tmp_path):
+    page = written_report(tmp_path).read_text()
+    names = [html.escape(m) for m in tables()[1]["model"]]
+    assert [page.index(f">{n}</td>") for n in names] == sorted(page.index(f">{n}</td>") for n in names)
+    assert "<b>" not in page and "m-&lt;b&gt;&amp;amp;" in page
+    assert "<script" not in page
+    for name in FIGURES:
+        data = (tmp_path / "run" / "figures" / name).read_bytes()
+        assert min(png_size(data)) > 100
+
+
+def test_report_in_a_real_browser(chromium, tmp_path):
+    page = written_report(tmp_path, compare_to="s3://bucket/scored/2026-11-29")
+    seen = probe(chromium, page)
+    srcs = sorted(i["src"] for i in seen["imgs"])
+    assert srcs == sorted([f"figures/{n}" for n in FIGURES] + ["diff/rank_moves.png"])
+    for img in seen["imgs"]:
+        assert img["complete"] and img["w"] > 100 and img["h"] > 100, img  # loaded, decoded, non-empty
+    assert seen["height"] < MAX_HEIGHT, f"page is {seen['height']} px high"
+    shot = tmp_path / "shot.png"
+    done = browse(chromium, page.as_uri(), f"--screenshot={shot}", f"--window-size={WIDTH},{seen['height']}")
+    assert shot.exists(), done.stderr[-2000:]
+    assert png_size(shot.read_bytes()) == (WIDTH, seen["height"])
+    assert shot.stat().st_size > 60_000  # the figures are in it: a blank page of this size is ~10 KB
+
+
+def test_the_probe_sees_a_broken_figure(chromium, tmp_path):
+    page = written_report(tmp_path)
+    (page.parent / "figures" / "heatmap.png").write_bytes(b"not a png")
+    broken = [i for i in probe(chromium, page)["imgs"] if i["w"] == 0]
+    assert [i["src"] for i in broken] == ["figures/heatmap.png"]
