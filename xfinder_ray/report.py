@@ -21,8 +21,6 @@ matplotlib.use("Agg")  # before pyplot: a batch job has no display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import pyarrow.dataset as pads  # noqa: E402
-import pyarrow.fs as pafs  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from xfinder_ray.storage import Location, exists, write_bytes_atomic  # noqa: E402
@@ -145,24 +143,9 @@ def bump_chart(models: pd.DataFrame, old_label: str, new_label: str) -> bytes | 
     return _png(fig)
 
 
-def rejects_per_model(out: Location, by_model: pd.DataFrame) -> pd.Series:
-    """Rejected / input per model: from the tables' own input/rejected columns where they have them,
-    else counted over rejects/ (records with no readable model count only in the totals)."""
-    if {"input", "rejected"} <= set(by_model.columns):
-        return (by_model["rejected"] / by_model["input"].where(by_model["input"] > 0)).set_axis(
-            by_model["model"]
-        )
-    folder = out.join("rejects")
-    rejected = pd.Series(dtype=float)
-    if exists(folder):
-        infos = folder.fs.get_file_info(pafs.FileSelector(folder.path))
-        files = [i.path for i in infos if i.base_name.startswith("part-") and i.path.endswith(".parquet")]
-        if files:
-            models = pads.dataset(files, format="parquet", filesystem=out.fs).to_table(columns=["model"])
-            rejected = models.to_pandas()["model"].value_counts().astype(float)
-    judged = by_model.set_index("model")[_judged_column(by_model)].astype(float)
-    rejected = rejected.reindex(judged.index).fillna(0.0)
-    return rejected / (judged + rejected)
+def rejects_per_model(by_model: pd.DataFrame) -> pd.Series:
+    """Rejected / input per model, from the tables' own input and rejected columns."""
+    return (by_model["rejected"] / by_model["input"].where(by_model["input"] > 0)).set_axis(by_model["model"])
 
 
 def _cell(v: Any, pct: bool = False) -> str:
@@ -184,11 +167,6 @@ def rank_ranges(out: Location) -> dict[str, str]:
     return {r.model: f"{int(r.rank_low)}–{int(r.rank_high)}" for r in ranks.itertuples()}
 
 
-def _judged_column(by_model: pd.DataFrame) -> str:
-    """`judged` (records judged); tables written before it existed have only `n`."""
-    return "judged" if "judged" in by_model.columns else "n"
-
-
 def leaderboard_html(by_model: pd.DataFrame, reject_rate: pd.Series, ranges: dict[str, str]) -> str:
     head = ["rank", "model", "macro %", "micro % (95% CI)", "judged", "no valid answer %", "rejected %"]
     if ranges:
@@ -201,7 +179,7 @@ def leaderboard_html(by_model: pd.DataFrame, reject_rate: pd.Series, ranges: dic
             _cell(r.model),
             _cell(r.accuracy_macro, True),
             micro,
-            _cell(getattr(r, _judged_column(by_model))),
+            _cell(r.judged),
         ]
         if ranges:
             cells.insert(1, html.escape(ranges.get(r.model, "")))
@@ -253,8 +231,8 @@ def write_report(
     """<out>/report.html and <out>/figures/*.png; by_model is in rank order (accuracy/by_model)."""
     # Rejects without a readable model are counted in the tables' totals, not drawn as a model.
     by_model = by_model[by_model["accuracy_micro"].notna()].reset_index(drop=True)
-    reject_rate = rejects_per_model(out, by_model)
-    n_judged = int(by_model[_judged_column(by_model)].sum()) if len(by_model) else 0
+    reject_rate = rejects_per_model(by_model)
+    n_judged = int(by_model["judged"].sum()) if len(by_model) else 0
     figures = {}
     if len(by_model):
         figures = {

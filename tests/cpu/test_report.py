@@ -119,6 +119,7 @@ def tables() -> tuple[pd.DataFrame, pd.DataFrame]:
     by_model[["ci95_low", "ci95_high"]] = [
         wilson(c, n) for c, n in zip(by_model["correct"], by_model["n"], strict=True)
     ]
+    by_model["judged"] = by_model["n"]  # as build_tables writes them: judged, input, rejected
     by_model["input"], by_model["rejected"] = by_model["n"] + 2, 2
     by_model = by_model.sort_values("accuracy_macro", ascending=False).reset_index(drop=True)
     return by_task, by_model
