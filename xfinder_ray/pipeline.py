@@ -36,7 +36,12 @@ from xfinder_ray.report import write_report
 from xfinder_ray.resume import OutputExists, open_output, written_positions
 from xfinder_ray.stages.aggregate import build_tables, compare_models, count_outcomes, write_tables
 from xfinder_ray.stages.cache import lookup_batch
-from xfinder_ray.stages.extract import ExtractStage, build_extract_stage, extract_stats, model_is_local
+from xfinder_ray.stages.extract import (
+    ExtractStage,
+    build_extract_stage,
+    extract_stats,
+    falls_back_to_rules,
+)
 from xfinder_ray.stages.inventory import BadInputFile, Inventory, take_inventory
 from xfinder_ray.stages.judge import judge_batch
 from xfinder_ray.stages.prompt import prompt_batch
@@ -61,11 +66,7 @@ class JobResult:
 def choose_extractor(cfg: JobConfig) -> tuple[JobConfig, list[str]]:
     """Apply the embedded default's fallback: xfinder only when its checkpoint is on disk."""
     notes: list[str] = []
-    if (
-        cfg.extractor.name == "xfinder"
-        and cfg.extractor.fallback == "rules"
-        and not model_is_local(cfg.xfinder.model_source)
-    ):
+    if falls_back_to_rules(cfg):
         notes.append(
             f"xFinder checkpoint not found at {cfg.xfinder.model_source!r}; using the model-free `rules` "
             "extractor instead (set xfinder.model_source to a downloaded checkpoint to use xFinder)."

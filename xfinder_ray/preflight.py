@@ -81,13 +81,9 @@ def model_source_problem(source: str, revision: str | None = None) -> str | None
 def uses_model(cfg: Any) -> bool:
     """Whether this scoring job will load the xFinder model (not a record-level extractor, and not the
     embedded default's `rules` fallback for a checkpoint that is not on disk)."""
-    if cfg.extractor.name != "xfinder":
-        return False
-    if cfg.extractor.fallback == "rules":
-        from xfinder_ray.stages.extract import model_is_local
+    from xfinder_ray.stages.extract import falls_back_to_rules
 
-        return model_is_local(cfg.xfinder.model_source)
-    return True
+    return cfg.extractor.name == "xfinder" and not falls_back_to_rules(cfg)
 
 
 def check_before_ray(cfg: Any) -> None:

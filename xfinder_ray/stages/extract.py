@@ -65,6 +65,15 @@ def model_is_local(source: str) -> bool:
     return source.startswith("s3://") or os.path.isdir(source)
 
 
+def falls_back_to_rules(cfg: JobConfig) -> bool:
+    """The embedded default's fallback applies: xfinder asked for, `fallback: rules`, no checkpoint on disk."""
+    return (
+        cfg.extractor.name == "xfinder"
+        and cfg.extractor.fallback == "rules"
+        and not model_is_local(cfg.xfinder.model_source)
+    )
+
+
 def build_extract_stage(cfg: JobConfig, device: str | None, cache_root: Location | None) -> ExtractStage:
     """The job's extractor: a registered record-level one, or xFinder on `device` (resolved on the
     driver) with the extraction cache under `cache_root`."""
