@@ -1,6 +1,11 @@
-"""Share routed and precision of the strict router on labelled data (kaf_dev, the shipped sample, real_dev).
+"""Each `rules` confidence tier's share and precision per labelled set; the `certain` tier is what the
+router settles without the model, so its precision must be near 100%.
 
-python benchmarks/router_precision.py [path/to/kaf_dev.jsonl]
+python benchmarks/router_precision.py [more.jsonl ...]
+
+Sets: kaf_dev, real_dev (../shared/data), the shipped sample, the reasoning dev set
+(benchmarks/data/reasoning_dev; its held-out models reported apart), and any labelled JSONL given.
+Targets (issue #21): `certain` >= 99.5% precise on >= 40% of rows, `likely` >= 97%, tiers monotone.
 """
 
 from __future__ import annotations
@@ -10,56 +15,63 @@ import sys
 from pathlib import Path
 
 from xfinder_ray.extractors.router import strict_answer
+from xfinder_ray.extractors.rules import CONFIDENCE_TIERS, extract_scored
 from xfinder_ray.extractors.rules_eval import extraction_matches
 from xfinder_ray.judging import judge
 from xfinder_ray.records import InvalidRecord, validate
 from xfinder_ray.sample_data import read_sample
 
-KAF_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "kaf_dev.jsonl"
+HERE = Path(__file__).resolve().parent
+KAF_DEV = HERE.parents[1] / "shared" / "data" / "kaf_dev.jsonl"
 REAL_DEV = KAF_DEV.with_name("real_dev.jsonl")
+REASONING_DEV = HERE / "data" / "reasoning_dev" / "reasoning_dev.jsonl"
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
 def evaluate(name: str, rows: list[dict]) -> dict:
-    n = routed = exact = judged_ok = 0
+    """Per tier: rows, share and extraction precision; and the router's (certain) share."""
+    counts = {t: [0, 0] for t in CONFIDENCE_TIERS}
+    n = routed = 0
     for r in rows:
         try:
             rec = validate(r)
         except InvalidRecord:
             continue
         n += 1
-        answer = strict_answer(rec)
-        if answer is None:
-            continue
-        routed += 1
-        exact += extraction_matches(
-            rec.key_answer_type, rec.answer_range, answer, r["gold_key_answer"], judge
+        e = extract_scored(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
+        right = extraction_matches(
+            rec.key_answer_type, rec.answer_range, e.answer, r["gold_key_answer"], judge
         )
-        judged_ok += (
-            judge(rec.key_answer_type, rec.answer_range, answer, rec.correct_answer) == r["gold_judgment"]
-        )
-    out = {
-        "set": name,
-        "records": n,
-        "routed": routed,
-        "share": routed / n,
-        "precision": exact / routed if routed else None,
-        "judgment_accuracy": judged_ok / routed if routed else None,
+        counts[e.confidence][0] += 1
+        counts[e.confidence][1] += right
+        routed += strict_answer(rec) is not None
+    tiers = {
+        t: {"rows": m, "share": m / n if n else 0.0, "precision": ok / m if m else None}
+        for t, (m, ok) in counts.items()
     }
-    print(f"| {name} | {n} | {routed} | {routed / n:.1%} | {exact}/{routed} | {judged_ok}/{routed} |")
-    return out
+    cells = " | ".join(
+        f"{v['share']:.1%} @ {v['precision']:.1%}" if v["rows"] else "0" for v in tiers.values()
+    )
+    print(f"| {name} | {n} | {cells} | {routed / n if n else 0:.1%} |")
+    return {"set": name, "records": n, "tiers": tiers, "routed": routed}
 
 
 def main() -> None:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else KAF_DEV
-    print(
-        "| set | records | routed | share | extraction exact | judgment correct |\n|---|---|---|---|---|---|"
-    )
-    results = [evaluate("kaf_dev", [json.loads(x) for x in path.read_text().splitlines() if x.strip()])]
+    print("| set | records | certain | likely | unsure | routed |\n|---|---|---|---|---|---|")
+    results = []
+    for name, path in (("kaf_dev", KAF_DEV), ("real_dev", REAL_DEV)):
+        if path.exists():
+            results.append(evaluate(name, read_jsonl(path)))
     results.append(evaluate("sample", [r for r in read_sample() if r.get("defect") is None]))
-    if REAL_DEV.exists():  # real responses: the share the router can settle is what matters most
-        results.append(
-            evaluate("real_dev", [json.loads(x) for x in REAL_DEV.read_text().splitlines() if x.strip()])
-        )
+    if REASONING_DEV.exists():
+        rows = read_jsonl(REASONING_DEV)
+        results.append(evaluate("reasoning_dev (tuned)", [r for r in rows if not r.get("held_out")]))
+        results.append(evaluate("reasoning_dev (held out)", [r for r in rows if r.get("held_out")]))
+    for extra in sys.argv[1:]:
+        results.append(evaluate(Path(extra).stem, read_jsonl(Path(extra))))
     print("BENCH_JSON " + json.dumps({"router": results}))
 
 

@@ -119,9 +119,11 @@ def cmd_extract(args: argparse.Namespace) -> RowFn:
     extract = get_scored_extractor(args.extractor)
 
     def fn(row: dict[str, Any]) -> dict[str, Any]:
-        answer, tier = extract(_valid(row))
-        # rules also says how sure it is; the other extractors add no confidence field
-        return {**row, "extracted_answer": answer, **({"confidence": tier} if tier is not None else {})}
+        answer, tier, reason = extract(_valid(row))
+        # rules also says how sure it is; the other extractors add no confidence field. Every extractor
+        # says why a [No valid answer] has none (null for an answer), as judgments/ does.
+        sure = {"confidence": tier} if tier is not None else {}
+        return {**row, "extracted_answer": answer, **sure, "no_answer_reason": reason}
 
     return fn
 
@@ -280,7 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
     from xfinder_ray.extractors import record_extractor_names
     from xfinder_ray.judging import COMPARATORS
 
-    sp = sub.add_parser("extract", help="add `extracted_answer` to each record")
+    sp = sub.add_parser(
+        "extract", help="add `extracted_answer` (and `confidence`, `no_answer_reason`) to each record"
+    )
     sp.add_argument(
         "--extractor",
         default="rules",

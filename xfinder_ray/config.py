@@ -88,6 +88,10 @@ class XFinderConfig:
     model_source: str = "IAAR-Shanghai/xFinder-qwen1505"  # HF id, local folder, or s3:// folder
     revision: str | None = None
     prompt_format: str = "training"  # training | xfinder-package | opencompass
+    # What of a reasoning model's response (<think>...</think> etc.) the prompt holds (docs/prompts.md):
+    # final: the part after the thought (an unfinished thought: its end) | tail: the end of the
+    # response | full: all of it, its middle cut to fit. Part of the extractor identity.
+    reasoning: str = "final"
     max_model_len: int = 2048
     max_tokens: int = 32
     batch_size: int = 64
@@ -213,7 +217,7 @@ def _check(cfg: JobConfig) -> None:
     from xfinder_ray.extractors import record_extractor_names
     from xfinder_ray.importers.formats import FORMATS as IMPORT_FORMATS
     from xfinder_ray.judging import COMPARATORS
-    from xfinder_ray.prompts import CHECKPOINTS, FORMATS
+    from xfinder_ray.prompts import CHECKPOINTS, FORMATS, REASONING
 
     choices = {
         # The model extractor, or any registered record-level one (rules, the RegEx baselines).
@@ -222,6 +226,7 @@ def _check(cfg: JobConfig) -> None:
         "extractor.router": (cfg.extractor.router, ("none", "strict")),
         "xfinder.checkpoint": (cfg.xfinder.checkpoint, CHECKPOINTS),
         "xfinder.prompt_format": (cfg.xfinder.prompt_format, FORMATS),
+        "xfinder.reasoning": (cfg.xfinder.reasoning, REASONING),
         "xfinder.device": (cfg.xfinder.device, ("auto", "gpu", "cpu")),
         "judge.comparator": (cfg.judge.comparator, COMPARATORS.names()),
         "input.format": (cfg.input.format, ("auto", "parquet", "jsonl", *IMPORT_FORMATS)),

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from xfinder_ray.reasoning import CLOSED, OPEN, segment
 from xfinder_ray.records import AnswerRange, range_repr
 from xfinder_ray.registry import Registry
 
@@ -125,16 +126,47 @@ TRUNCATION_MARKER = "\n...\n"
 HEAD_SHARE = 0.25  # final answers live at the end: keep a quarter from the start, the rest from the end
 CHARS_PER_TOKEN = 3.0  # conservative without a tokenizer (English averages ~4; code and maths fewer)
 
+# What of a reasoning model's response xFinder reads (`xfinder.reasoning`; docs/prompts.md):
+#   final  the final part after a closed thought (empty: the thought's tail); an open thought's tail;
+#          a response without markers as is
+#   tail   the end of the response that fits (no head kept)
+#   full   the whole response, its middle cut to fit (the behaviour before the setting existed)
+REASONING = ("final", "tail", "full")
+
 
 @dataclass(frozen=True)
 class RenderedPrompt:
     prompt: str
-    truncated: bool
+    truncated: bool  # the text handed xFinder was cut to fit the window
     prompt_tokens: int | None  # exact when a tokenizer was given
+    part: str = "response"  # what of the response the prompt holds: response | final | thought
 
 
-def _cut_middle(items, keep: int):
-    head = int(keep * HEAD_SHARE)
+@dataclass(frozen=True)
+class Reduced:
+    text: str  # what xFinder reads as the output sentences
+    head_share: float  # if it must be cut: the share of the budget kept from its start (0: the tail only)
+    part: str  # response | final | thought
+
+
+def reduce_reasoning(llm_output: str, reasoning: str = "full") -> Reduced:
+    """What of `llm_output` to hand xFinder under the `reasoning` setting (see REASONING)."""
+    if reasoning == "full":
+        return Reduced(llm_output, HEAD_SHARE, "response")
+    if reasoning == "tail":
+        return Reduced(llm_output, 0.0, "response")
+    if reasoning != "final":
+        raise ValueError(f"unknown reasoning setting {reasoning!r}; expected one of {', '.join(REASONING)}")
+    seg = segment(llm_output)
+    if seg.state == CLOSED and seg.final.strip():
+        return Reduced(seg.final.strip(), HEAD_SHARE, "final")
+    if seg.state in (CLOSED, OPEN):  # no final part (yet): the end of the thought is the nearest to one
+        return Reduced(seg.thought.strip(), 0.0, "thought")
+    return Reduced(llm_output, HEAD_SHARE, "response")
+
+
+def _cut(items, keep: int, head_share: float = HEAD_SHARE):
+    head = int(keep * head_share)
     tail = keep - head
     return items[:head], items[len(items) - tail :] if tail else items[:0]
 
@@ -149,40 +181,41 @@ def render_prompt(
     max_prompt_tokens: int = TRAINING_MAX_LENGTH - 32,
     tokenizer: Callable[[str], list[int]] | None = None,
     detokenizer: Callable[[list[int]], str] | None = None,
+    reasoning: str = "full",
 ) -> RenderedPrompt:
-    """Render the prompt; if it would exceed `max_prompt_tokens`, cut the middle of `llm_output`.
+    """Render the prompt over the part of `llm_output` that `reasoning` selects (reduce_reasoning);
+    if it would exceed `max_prompt_tokens`, cut that text: its middle, or its head for a tail.
 
     `tokenizer`/`detokenizer` (e.g. ``tok.encode``/``tok.decode``) make the cut exact; without them
-    the budget is estimated from characters, erring on the short side.
+    the budget is estimated from characters, erring on the short side. The default, ``full``, renders
+    the response as given; the job's default (``xfinder.reasoning``) is ``final``.
     """
     spec = prompt_format(checkpoint, fmt)
-    full = render(spec, question, llm_output, answer_range)
+    red = reduce_reasoning(llm_output, reasoning)
+    text, part = red.text, red.part
+    full = render(spec, question, text, answer_range)
     if tokenizer is None:
         budget_chars = int(max_prompt_tokens * CHARS_PER_TOKEN)
         if len(full) <= budget_chars:
-            return RenderedPrompt(full, False, None)
-        overhead = len(full) - len(llm_output) + len(TRUNCATION_MARKER)
+            return RenderedPrompt(full, False, None, part)
+        overhead = len(full) - len(text) + len(TRUNCATION_MARKER)
         keep = max(0, budget_chars - overhead)
-        head, tail = _cut_middle(llm_output, keep)
-        return RenderedPrompt(
-            render(spec, question, head + TRUNCATION_MARKER + tail, answer_range), True, None
-        )
+        head, tail = _cut(text, keep, red.head_share)
+        prompt = render(spec, question, head + TRUNCATION_MARKER + tail, answer_range)
+        return RenderedPrompt(prompt, True, None, part)
     n_full = len(tokenizer(full))
     if n_full <= max_prompt_tokens:
-        return RenderedPrompt(full, False, n_full)
+        return RenderedPrompt(full, False, n_full, part)
     if detokenizer is None:
         raise ValueError("token-aware truncation needs a detokenizer too")
-    out_ids = tokenizer(llm_output)
+    out_ids = tokenizer(text)
     overhead = n_full - len(out_ids) + len(tokenizer(TRUNCATION_MARKER))
     keep = max(0, max_prompt_tokens - overhead)
-    head_ids, tail_ids = _cut_middle(out_ids, keep)
-    text = detokenizer(list(head_ids)) + TRUNCATION_MARKER + detokenizer(list(tail_ids))
-    prompt = render(spec, question, text, answer_range)
-    n = len(tokenizer(prompt))
-    while n > max_prompt_tokens and keep > 0:  # re-tokenizing at the seams can add a token or two
-        keep = max(0, keep - (n - max_prompt_tokens) - 1)
-        head_ids, tail_ids = _cut_middle(out_ids, keep)
-        text = detokenizer(list(head_ids)) + TRUNCATION_MARKER + detokenizer(list(tail_ids))
-        prompt = render(spec, question, text, answer_range)
+    while True:  # re-tokenizing at the seams can add a token or two
+        head_ids, tail_ids = _cut(out_ids, keep, red.head_share)
+        cut = detokenizer(list(head_ids)) + TRUNCATION_MARKER + detokenizer(list(tail_ids))
+        prompt = render(spec, question, cut, answer_range)
         n = len(tokenizer(prompt))
-    return RenderedPrompt(prompt, True, n)
+        if n <= max_prompt_tokens or keep == 0:
+            return RenderedPrompt(prompt, True, n, part)
+        keep = max(0, keep - (n - max_prompt_tokens) - 1)

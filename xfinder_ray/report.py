@@ -2,7 +2,7 @@
 
 - accuracy per model with its Wilson 95% interval (micro; macro marked), rank 1 at the top;
 - the model x task heatmap, rows in rank order;
-- the no-valid-answer and reject rates per model;
+- the no-valid-answer and reject rates per model, and the no valid answers by reason (a table);
 - with output.compare_to, a link to diff.md and the diff's bump chart (diff/rank_moves.png).
 Static (no script, no server), figures referenced by relative path; every value from the data is
 HTML-escaped (model and task names come from untrusted input). matplotlib with the Agg backend.
@@ -194,6 +194,38 @@ def leaderboard_html(by_model: pd.DataFrame, reject_rate: pd.Series, ranges: dic
     return f"<table><tr>{heads}</tr>" + "".join(rows) + "</table>"
 
 
+def no_answer_html(by_model: pd.DataFrame) -> str:
+    """The no valid answers per model by reason (% of its judged records; only the reasons that
+    occur), rank order; "" when no model has one."""
+    from xfinder_ray.stages.aggregate import NO_ANSWER_PREFIX, no_answer_by_model
+
+    rows = no_answer_by_model(by_model)
+    seen = {why for *_, shares in rows for why, _ in shares}
+    columns = [c.removeprefix(NO_ANSWER_PREFIX) for c in by_model.columns if c.startswith(NO_ANSWER_PREFIX)]
+    reasons = [r for r in columns if r in seen]  # the tables' order (rules.NO_ANSWER_REASONS)
+    if not reasons:
+        return ""
+    head = ["model", "judged", "no valid answer %", *(f"{html.escape(r)} %" for r in reasons)]
+    body = []
+    for model, judged, nva, shares in rows:
+        got = dict(shares)
+        cells = [
+            _cell(model),
+            str(judged),
+            _cell(nva, True),
+            *(_cell(got.get(r, 0.0), True) for r in reasons),
+        ]
+        body.append(
+            "<tr>" + "".join(_td(c, h == "model") for c, h in zip(cells, head, strict=True)) + "</tr>"
+        )
+    heads = "".join(f"<th class='m'>{h}</th>" if h == "model" else f"<th>{h}</th>" for h in head)
+    return (
+        "<h2>No answer, by reason</h2><p>Share of each model's judged records extracted as "
+        "[No valid answer], by <code>no_answer_reason</code> (docs/rules.md).</p>"
+        f"<table><tr>{heads}</tr>" + "".join(body) + "</table>"
+    )
+
+
 def _td(text: str, left: bool) -> str:
     return f"<td class='m'>{text}</td>" if left else f"<td>{text}</td>"
 
@@ -252,7 +284,7 @@ def write_report(
     page = render(
         f"xfinder-ray: {name}",
         facts,
-        leaderboard_html(by_model, reject_rate, rank_ranges(out)),
+        leaderboard_html(by_model, reject_rate, rank_ranges(out)) + no_answer_html(by_model),
         bool(figures),
         compare_to,
     )

@@ -77,10 +77,28 @@ def test_invalid_record_gets_error_field_and_exit_1():
 def test_extract_then_judge_pipe():
     r1 = cli("extract", "--extractor", "rules", stdin=json.dumps(GOOD) + "\n")
     assert r1.returncode == 0, r1.stderr
-    assert lines(r1.stdout)[0]["extracted_answer"] == "B"
+    out = lines(r1.stdout)[0]
+    assert out["extracted_answer"] == "B" and out["no_answer_reason"] is None  # null for an answer
+    assert out["confidence"] in ("certain", "likely", "unsure")
     r2 = cli("judge", stdin=r1.stdout)
     assert r2.returncode == 0, r2.stderr
     assert lines(r2.stdout)[0]["judgment"] is True
+
+
+def test_extract_says_why_there_is_no_answer():
+    from xfinder_ray.extractors import rules
+    from xfinder_ray.records import NO_VALID_ANSWER, validate
+
+    hedge = dict(GOOD, llm_output="Hmm, maybe A, or perhaps B; hard to say.")
+    rec = validate(hedge)
+    e = rules.extract_scored(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
+    assert e.answer == NO_VALID_ANSWER
+    for extractor in ("rules", "lm-eval"):  # a baseline's non-answer takes rules' reason
+        r = cli("extract", "--extractor", extractor, stdin=json.dumps(hedge) + "\n")
+        assert r.returncode == 0, r.stderr
+        out = lines(r.stdout)[0]
+        assert out["extracted_answer"] == NO_VALID_ANSWER and out["no_answer_reason"] == e.reason
+        assert ("confidence" in out) == (extractor == "rules")
 
 
 def test_judge_reads_extracted_and_xfinder_compat():

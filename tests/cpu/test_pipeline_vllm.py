@@ -77,7 +77,7 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
         if r["record_id"] in routed:  # settled without the model: no prompt, no cache entry
             assert row["extracted_answer"] == strict_answer(validate(r)) and pd.isna(row["cache_hit"])
             continue
-        prompt = render_prompt(r["question"], r["llm_output"], rng).prompt
+        prompt = render_prompt(r["question"], r["llm_output"], rng, reasoning=cfg.xfinder.reasoning).prompt
         # The engine saw exactly our rendered prompt: its token count matches the tokenizer's.
         assert row["prompt_tokens"] in (
             len(tok(prompt)["input_ids"]),
@@ -104,13 +104,26 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
         dict(picked[i], record_id=f"new-{i}", llm_output=picked[i]["llm_output"] + " (revised)")
         for i in (0, 1)
     ]
-    table = pa.Table.from_pylist([{k: r[k] for k in FIELDS} for r in [*picked, bad, *new]])
+    # A reasoning model's response: a long thought, then picked[2]'s text. Under `xfinder.reasoning:
+    # final` (the default) the engine reads only the final part, so its prompt is picked[2]'s.
+    thought = "Let me weigh every option once more before I commit. " * 60
+    think = dict(
+        picked[2],
+        record_id="new-think",
+        llm_output=f"<think>\n{thought}\n</think>\n\n{picked[2]['llm_output']}",
+    )
+    table = pa.Table.from_pylist([{k: r[k] for k in FIELDS} for r in [*picked, bad, *new, think]])
     pq.write_table(table, tmp_path / "in2.parquet")
     cfg2 = config("in2")
+    assert cfg2.xfinder.reasoning == "final" and ":training:final:" in m["extractor"]
     m2 = run(cfg2).manifest
-    assert m2["counts"] == {"input": 11, "judged": 10, "rejected": 1}
+    assert m2["counts"] == {"input": 12, "judged": 11, "rejected": 1}
     # This run has no router: the records routed before now need the model too.
-    assert (m2["cache"]["hits"], m2["cache"]["misses"]) == (8 - len(routed), 2 + len(routed))
+    hit = picked[2]["record_id"] not in routed  # the reasoning row shares picked[2]'s cache entry
+    assert (m2["cache"]["hits"], m2["cache"]["misses"]) == (
+        8 - len(routed) + hit,
+        2 + len(routed) + (not hit),
+    )
     j2 = pd.read_parquet(tmp_path / "out-in2" / "judgments").set_index("record_id")
     for r in picked:
         if r["record_id"] in routed:
@@ -120,3 +133,6 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
             and j2.loc[r["record_id"], "raw_output"] == j.loc[r["record_id"], "raw_output"]
         )
     assert not j2.loc["new-0", "cache_hit"] and not j2.loc["new-1", "cache_hit"]
+    plain, reasoned = j2.loc[picked[2]["record_id"]], j2.loc["new-think"]
+    assert reasoned["prompt_tokens"] == plain["prompt_tokens"]  # the thought never reached the engine
+    assert reasoned["cache_hit"] == hit and (reasoned["raw_output"] == plain["raw_output"] or not hit)

@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from xfinder_ray.report import FIGURES, bump_chart, write_report
+from xfinder_ray.extractors.rules import NO_ANSWER_REASONS
+from xfinder_ray.report import FIGURES, bump_chart, no_answer_html, write_report
 from xfinder_ray.stages.aggregate import wilson
 from xfinder_ray.storage import resolve
 
@@ -121,6 +122,11 @@ def tables() -> tuple[pd.DataFrame, pd.DataFrame]:
     ]
     by_model["judged"] = by_model["n"]  # as build_tables writes them: judged, input, rejected
     by_model["input"], by_model["rejected"] = by_model["n"] + 2, 2
+    # the no valid answers split by reason, as build_tables writes them (every reason, most of them 0)
+    for reason in NO_ANSWER_REASONS:
+        by_model[f"no_answer_{reason}"] = 0.0
+    by_model["no_answer_truncated"] = by_model["no_valid_answer_rate"] * 0.75
+    by_model["no_answer_loop"] = by_model["no_valid_answer_rate"] * 0.25
     by_model = by_model.sort_values("accuracy_macro", ascending=False).reset_index(drop=True)
     return by_task, by_model
 
@@ -147,6 +153,18 @@ def test_report_is_short_sorted_by_rank_and_escaped(tmp_path):
     for name in FIGURES:
         data = (tmp_path / "run" / "figures" / name).read_bytes()
         assert min(png_size(data)) > 100
+
+
+def test_report_shows_the_no_answers_by_reason(tmp_path):
+    page = written_report(tmp_path).read_text()
+    section = page.split("<h2>No answer, by reason</h2>")[1]
+    head = section.split("</tr>")[0]
+    assert "truncated %" in head and "loop %" in head and "hedged" not in head  # only reasons that occur
+    # eta: 2% x 6 = 12.0% no valid answer, 9.0% truncated, 3.0% loop
+    assert "<td class='m'>eta</td><td>240</td><td>12.0</td><td>9.0</td><td>3.0</td>" in section
+    _, by_model = tables()
+    no_reasons = by_model.drop(columns=[c for c in by_model if c.startswith("no_answer_")])
+    assert no_answer_html(no_reasons) == ""  # tables without the reason columns: no section
 
 
 def test_report_in_a_real_browser(chromium, tmp_path):

@@ -8,8 +8,9 @@ the jobs build them from config (xfinder_ray/extractors/model.py; the engine sta
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from xfinder_ray.records import Record
+from xfinder_ray.records import NO_VALID_ANSWER, Record
 from xfinder_ray.registry import Registry
 
 RecordExtractor = Callable[[Record], str]
@@ -40,19 +41,44 @@ def extractor_identity(name: str) -> str:
     return EXTRACTORS.get(name)[1]()
 
 
-def get_scored_extractor(name: str) -> Callable[[Record], tuple[str, str | None]]:
-    """Record -> (key answer, confidence tier). Only `rules` rates its extractions (certain | likely |
-    unsure); every other record-level extractor gives None as its tier."""
+# (key answer, confidence tier or None, no-answer reason: None for an answer)
+Scored = tuple[str, str | None, str | None]
+
+
+def rules_no_answer_reason(key_answer_type: str, question: str, llm_output: str, answer_range: Any) -> str:
+    """Why a response has no key answer, for an extractor that gives [No valid answer] without saying
+    why (a RegEx baseline, xFinder): `rules`' reason when `rules` finds no answer either, else
+    "none_found" (the extractors disagree, so no cause can be named)."""
+    from xfinder_ray.extractors import rules
+
+    e = rules.extract_scored(key_answer_type, question, llm_output, answer_range)
+    return (e.reason or "none_found") if e.answer == NO_VALID_ANSWER else "none_found"
+
+
+def get_scored_extractor(name: str) -> Callable[[Record], Scored]:
+    """Record -> (key answer, confidence tier, no-answer reason). Only `rules` rates its extractions
+    (certain | likely | unsure); every other record-level extractor gives None as its tier. The reason
+    is None for an answer and one of rules.NO_ANSWER_REASONS for [No valid answer]: `rules`' own, or
+    for another extractor rules_no_answer_reason's."""
     if name == "rules":
         from xfinder_ray.extractors import rules
 
-        def scored(rec: Record) -> tuple[str, str | None]:
+        def scored(rec: Record) -> Scored:
             e = rules.extract_scored(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
-            return e.answer, e.confidence
+            reason = (e.reason or "none_found") if e.answer == NO_VALID_ANSWER else None
+            return e.answer, e.confidence, reason
 
         return scored
     extract = get_record_extractor(name)
-    return lambda rec: (extract(rec), None)
+
+    def other(rec: Record) -> Scored:
+        answer = extract(rec)
+        if answer != NO_VALID_ANSWER:
+            return answer, None, None
+        reason = rules_no_answer_reason(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
+        return answer, None, reason
+
+    return other
 
 
 def _rules_identity() -> str:

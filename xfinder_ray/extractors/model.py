@@ -28,7 +28,7 @@ __all__ = ["ModelExtractor", "build_model_extractor", "model_extractor_identity"
 
 @dataclass(frozen=True)
 class ModelExtractor:
-    identity: str  # xfinder:<checkpoint>@<model identity>:<prompt format>:<dtype>, on every row
+    identity: str  # xfinder:<checkpoint>@<model identity>:<prompt format>:<reasoning>:<dtype>, on every row
     settings: dict[str, Any]  # everything besides the prompt that decides an output (names the cache)
     cache: Location | None  # the extraction cache folder for these settings, or None
     apply: Callable[[ray.data.Dataset], ray.data.Dataset]
@@ -42,12 +42,14 @@ def _stage_config(x: XFinderConfig, logprobs: bool) -> Any:
 
 def model_extractor_identity(x: XFinderConfig, device: str, storage: StorageConfig | None = None) -> str:
     """The identity string of this checkpoint on `device` (cpu | gpu, resolved); never starts Ray.
-    `storage` reaches a remote model folder (s3:// endpoint, credentials, profile)."""
+    `storage` reaches a remote model folder (s3:// endpoint, credentials, profile). It names the
+    prompt format and the `reasoning` setting, which decide the prompt, so the extraction cache
+    folder (model_settings) changes with either."""
     from xfinder_ray.extractors.vllm import engine_dtype, model_identity
 
     dtype = engine_dtype(_stage_config(x, False), device)
     model = model_identity(x.model_source, x.revision, storage)
-    return f"xfinder:{x.checkpoint}@{model}:{x.prompt_format}:{dtype}"
+    return f"xfinder:{x.checkpoint}@{model}:{x.prompt_format}:{x.reasoning}:{dtype}"
 
 
 def model_settings(x: XFinderConfig, device: str, storage: StorageConfig | None = None) -> dict[str, Any]:
@@ -94,7 +96,12 @@ def build_model_extractor(
     settings = model_settings(x, device, storage)
     cache = cache_location(cache_root, settings) if cache_root is not None else None
     vllm = build_vllm_stage(_stage_config(x, logprobs), device)
-    prompt_kwargs = dict(checkpoint=x.checkpoint, fmt=x.prompt_format, max_prompt_tokens=max_prompt_tokens(x))
+    prompt_kwargs = dict(
+        checkpoint=x.checkpoint,
+        fmt=x.prompt_format,
+        max_prompt_tokens=max_prompt_tokens(x),
+        reasoning=x.reasoning,
+    )
 
     def apply(ds: ray.data.Dataset) -> ray.data.Dataset:
         if cache_root is not None:  # now, not at build: the job may clear its output folder in between

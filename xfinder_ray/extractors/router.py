@@ -15,13 +15,20 @@ expression -- goes to xFinder. Precision on the labelled dev sets is in docs/per
 
 from __future__ import annotations
 
-from xfinder_ray.extractors.rules import CERTAIN, RULES_VERSION, extract_scored
+from xfinder_ray.extractors.rules import CERTAIN, RULES_VERSION, Extraction, extract_scored
 from xfinder_ray.records import Record
 
 ROUTER_VERSION = f"strict-2+{RULES_VERSION}"
 
 
+def strict_extraction(rec: Record) -> Extraction | None:
+    """`rules`' extraction when it is beyond doubt (a `certain` answer, or a `certain` [No valid answer]
+    with its reason), else None (the record goes to the model)."""
+    e = extract_scored(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
+    return e if e.confidence == CERTAIN else None
+
+
 def strict_answer(rec: Record) -> str | None:
     """The key answer when it is beyond doubt, else None (the record goes to the model)."""
-    e = extract_scored(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
-    return e.answer if e.confidence == CERTAIN else None
+    e = strict_extraction(rec)
+    return e.answer if e is not None else None

@@ -3,8 +3,11 @@
     judge(key_answer_type, standard_answer_range, extracted, correct_answer, *, math="math-verify")
 
 `math` names the comparator (kept as the config name for historical reasons; it applies to all
-types): "math-verify" (default) judges math answers by bounded mathematical equivalence and
-non-math answers with xFinder's rule plus option-text mapping; "xfinder-compat" reproduces the
+types): "math-verify" (default) judges math answers by bounded mathematical equivalence, plus
+precision-aware numbers (an answer that rounds to a plain-decimal gold at the gold's stated
+precision, `3.275 \times 10^{12}` for `3.3e12`), and non-math answers with xFinder's rule plus
+option-text mapping; "math-verify-exact" is the same without the precision rule (the default before
+it existed); "xfinder-compat" reproduces the
 `xfinder` 0.2.6 package's comparator, misjudgments included. See docs/judging.md.
 """
 
@@ -26,20 +29,24 @@ def _is_no_valid_answer(text: str) -> bool:
     return text.strip().casefold() == NO_VALID_ANSWER.casefold()
 
 
-def _math_verify(key_answer_type: str, answer_range: Any, extracted: str, correct_answer: str) -> bool:
-    if key_answer_type == "math":
-        return math_equivalent(extracted, correct_answer)
-    if key_answer_type == "alphabet_option":
-        return option_equal(extracted, correct_answer, answer_range)
-    return text_equal(extracted, correct_answer)
+def _math_verify_with(precision: bool) -> Callable[[str, Any, str, str], bool]:
+    def compare(key_answer_type: str, answer_range: Any, extracted: str, correct_answer: str) -> bool:
+        if key_answer_type == "math":
+            return math_equivalent(extracted, correct_answer, precision=precision)
+        if key_answer_type == "alphabet_option":
+            return option_equal(extracted, correct_answer, answer_range)
+        return text_equal(extracted, correct_answer)
+
+    return compare
 
 
 # name -> (key_answer_type, parsed range, extracted, correct) -> verdict; [No valid answer] is handled
 # before any of them (never correct).
 COMPARATORS: Registry[Callable[[str, Any, str, str], bool]] = Registry("comparator")
-COMPARATORS.register("math-verify", _math_verify)
+COMPARATORS.register("math-verify", _math_verify_with(precision=True))
+COMPARATORS.register("math-verify-exact", _math_verify_with(precision=False))
 COMPARATORS.register("xfinder-compat", compat_equal)
-MATH_COMPARATORS = tuple(COMPARATORS.names())  # ("math-verify", "xfinder-compat"), as before
+MATH_COMPARATORS = tuple(COMPARATORS.names())  # ("math-verify", "math-verify-exact", "xfinder-compat")
 
 
 def judge(

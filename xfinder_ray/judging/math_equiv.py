@@ -4,7 +4,7 @@ Two tiers. (1) Pure-Python fast path (`math_normalize`): normalized-string equal
 `Fraction` comparison of plain numbers; this decides most benchmark answers in microseconds.
 (2) Everything else goes to math-verify's LaTeX parser and `verify` in the bounded worker
 (`bounded.py`); a timeout, crash or memory error there is a "not equivalent" verdict, counted in
-`stats()`.
+`stats()`. The default comparator adds the precision rule (`precision.py`) before the worker.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from dataclasses import asdict
 
 from .bounded import get_verifier
 from .math_normalize import MathAnswer, compare_fast, prepare
+from .precision import precision_equal
 
 _stats_lock = threading.Lock()
-_counts = {"comparisons": 0, "fast_path": 0, "worker": 0, "over_cap": 0}
+_counts = {"comparisons": 0, "fast_path": 0, "worker": 0, "over_cap": 0, "precision": 0}
 
 
 def _count(key: str) -> None:
@@ -24,14 +25,21 @@ def _count(key: str) -> None:
         _counts[key] += 1
 
 
-def math_equivalent(extracted: str, correct: str) -> bool:
-    """Whether `extracted` is mathematically equivalent to `correct` (the gold answer)."""
+def math_equivalent(extracted: str, correct: str, *, precision: bool = False) -> bool:
+    """Whether `extracted` is mathematically equivalent to `correct` (the gold answer).
+
+    With `precision`, an answer that agrees with a limited-precision plain-decimal gold at the gold's
+    stated precision is also equal (`precision.precision_equal`; it can only turn False into True).
+    """
     _count("comparisons")
     pred = prepare(extracted)
     gold = prepare(correct)
     if pred.over_cap or gold.over_cap:
         _count("over_cap")
     fast = compare_fast(pred, gold)
+    if fast is not True and precision and precision_equal(pred, gold):
+        _count("precision")
+        return True
     if fast is not None:
         _count("fast_path")
         return fast

@@ -15,7 +15,7 @@ import io
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -81,10 +81,12 @@ def reject_cause(stage: Any, reason: Any) -> str:
 @dataclass
 class Outcomes:
     """What aggregate counts: per (model, task) [judged, correct, no valid answer, rejected_record,
-    rejected_response], and per (model, task, question_key) judged, correct, rejected_response."""
+    rejected_response] and the no valid answers by no_answer_reason, and per (model, task,
+    question_key) judged, correct, rejected_response."""
 
     cells: dict[tuple[str, str], list[int]]
     items: pd.DataFrame
+    no_answer: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
 
 
 def _files(loc: Location | None) -> list[str]:
@@ -128,84 +130,102 @@ class _ItemCounter:
 
 
 def count_outcomes(judgments: Location, rejects: Location | None = None) -> Outcomes:
-    """One streaming pass over judgments/ (model, task, question_key, judgment, extracted_answer) and
-    rejects/ (model, task, question, reason, stage)."""
-    cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    """One streaming pass over judgments/ (model, task, question_key, judgment, extracted_answer,
+    no_answer_reason) and rejects/ (model, task, question, reason, stage)."""
+    outcomes = Outcomes(defaultdict(lambda: [0, 0, 0, 0, 0]), pd.DataFrame())
     items = _ItemCounter()
+    _count_judgments(judgments, outcomes, items)
+    _count_rejects(rejects, outcomes, items)
+    return Outcomes(dict(outcomes.cells), items.frame(), outcomes.no_answer)
+
+
+def _count_judgments(judgments: Location, outcomes: Outcomes, items: _ItemCounter) -> None:
     files = _files(judgments)
-    if files:
-        schema = pa.schema(
-            [(c, pa.string()) for c in ("model", "task", "question_key", "extracted_answer")]
-            + [("judgment", pa.bool_())]
-        )  # judgments written before question_key existed read it as null
-        dataset = pads.dataset(files, format="parquet", filesystem=judgments.fs, schema=schema)
-        for batch in dataset.to_batches(columns=schema.names):
-            table = pa.Table.from_batches([batch])
-            table = table.append_column("nva", pc.equal(table["extracted_answer"], NO_VALID_ANSWER))
-            grouped = table.group_by(["model", "task"]).aggregate(
-                [("judgment", "count"), ("judgment", "sum"), ("nva", "sum")]
-            )
-            for m, t, n, c, v in zip(
-                *(
-                    grouped[k].to_pylist()
-                    for k in ("model", "task", "judgment_count", "judgment_sum", "nva_sum")
-                ),
-                strict=True,
-            ):
-                acc = cells[(m, t)]
-                acc[0] += n
-                acc[1] += c or 0
-                acc[2] += v or 0
-            per_item = table.group_by(ITEM_KEYS).aggregate([("judgment", "count"), ("judgment", "sum")])
-            per_item = per_item.rename_columns(
-                [
-                    {"judgment_count": "judged", "judgment_sum": "correct"}.get(c, c)
-                    for c in per_item.column_names
-                ]
-            )
-            per_item = per_item.set_column(
-                per_item.schema.get_field_index("correct"),
-                "correct",
-                pc.cast(per_item["correct"], pa.int64()),
-            )
-            items.add(
-                per_item.append_column("rejected_response", pa.array([0] * per_item.num_rows, pa.int64()))
-            )
-    files = _files(rejects)
-    if files:
-        names = ("model", "task", "question", "reason", "stage")
-        dataset = pads.dataset(
-            files,
-            format="parquet",
-            filesystem=rejects.fs,
-            schema=pa.schema([(c, pa.string()) for c in names]),
+    if not files:
+        return
+    schema = pa.schema(
+        [(c, pa.string()) for c in ("model", "task", "question_key", "extracted_answer", "no_answer_reason")]
+        + [("judgment", pa.bool_())]
+    )  # judgments written before question_key (no_answer_reason) existed read it as null
+    dataset = pads.dataset(files, format="parquet", filesystem=judgments.fs, schema=schema)
+    for batch in dataset.to_batches(columns=schema.names):
+        table = pa.Table.from_batches([batch])
+        nva = pc.fill_null(pc.equal(table["extracted_answer"], NO_VALID_ANSWER), False)
+        table = table.append_column("nva", nva)
+        grouped = table.group_by(["model", "task"]).aggregate(
+            [("judgment", "count"), ("judgment", "sum"), ("nva", "sum")]
         )
-        for batch in dataset.to_batches(columns=list(names)):
-            df = batch.to_pandas()
-            models = [m if isinstance(m, str) else UNKNOWN for m in df["model"]]
-            tasks = [t if isinstance(t, str) else UNKNOWN for t in df["task"]]
-            causes = [reject_cause(s, r) for s, r in zip(df["stage"], df["reason"], strict=True)]
-            keyed: dict[tuple[str, str, str], int] = defaultdict(int)
-            for m, t, q, cause in zip(models, tasks, df["question"], causes, strict=True):
-                cells[(m, t)][3 if cause == "record" else 4] += 1
-                key = question_key(t, q)
-                if cause == "response" and m != UNKNOWN and t != UNKNOWN and key is not None:
-                    keyed[(m, t, key)] += 1
-            if keyed:
-                ks = list(keyed)
-                items.add(
-                    pa.table(
-                        {
-                            "model": [k[0] for k in ks],
-                            "task": [k[1] for k in ks],
-                            "question_key": [k[2] for k in ks],
-                            "judged": pa.array([0] * len(ks), pa.int64()),
-                            "correct": pa.array([0] * len(ks), pa.int64()),
-                            "rejected_response": pa.array(list(keyed.values()), pa.int64()),
-                        }
-                    )
+        for m, t, n, c, v in zip(
+            *(grouped[k].to_pylist() for k in ("model", "task", "judgment_count", "judgment_sum", "nva_sum")),
+            strict=True,
+        ):
+            acc = outcomes.cells[(m, t)]
+            acc[0] += n
+            acc[1] += c or 0
+            acc[2] += v or 0
+        _count_reasons(table.filter(nva), outcomes.no_answer)
+        per_item = table.group_by(ITEM_KEYS).aggregate([("judgment", "count"), ("judgment", "sum")])
+        per_item = per_item.rename_columns(
+            [{"judgment_count": "judged", "judgment_sum": "correct"}.get(c, c) for c in per_item.column_names]
+        )
+        per_item = per_item.set_column(
+            per_item.schema.get_field_index("correct"), "correct", pc.cast(per_item["correct"], pa.int64())
+        )
+        items.add(per_item.append_column("rejected_response", pa.array([0] * per_item.num_rows, pa.int64())))
+
+
+def _count_reasons(nva: pa.Table, into: dict[tuple[str, str], dict[str, int]]) -> None:
+    """[No valid answer] rows per (model, task, no_answer_reason); a row without a reason (written before
+    reasons existed) counts as none_found."""
+    if not nva.num_rows:
+        return
+    nva = nva.set_column(
+        nva.schema.get_field_index("no_answer_reason"),
+        "no_answer_reason",
+        pc.fill_null(nva["no_answer_reason"], "none_found"),
+    )
+    grouped = nva.group_by(["model", "task", "no_answer_reason"]).aggregate([("nva", "count")])
+    for m, t, why, k in zip(
+        *(grouped[c].to_pylist() for c in ("model", "task", "no_answer_reason", "nva_count")), strict=True
+    ):
+        cell = into.setdefault((m, t), {})
+        cell[why] = cell.get(why, 0) + k
+
+
+def _count_rejects(rejects: Location | None, outcomes: Outcomes, items: _ItemCounter) -> None:
+    files = _files(rejects)
+    if not files:
+        return
+    assert rejects is not None
+    names = ("model", "task", "question", "reason", "stage")
+    dataset = pads.dataset(
+        files, format="parquet", filesystem=rejects.fs, schema=pa.schema([(c, pa.string()) for c in names])
+    )
+    for batch in dataset.to_batches(columns=list(names)):
+        df = batch.to_pandas()
+        models = [m if isinstance(m, str) else UNKNOWN for m in df["model"]]
+        tasks = [t if isinstance(t, str) else UNKNOWN for t in df["task"]]
+        causes = [reject_cause(s, r) for s, r in zip(df["stage"], df["reason"], strict=True)]
+        keyed: dict[tuple[str, str, str], int] = defaultdict(int)
+        for m, t, q, cause in zip(models, tasks, df["question"], causes, strict=True):
+            outcomes.cells[(m, t)][3 if cause == "record" else 4] += 1
+            key = question_key(t, q)
+            if cause == "response" and m != UNKNOWN and t != UNKNOWN and key is not None:
+                keyed[(m, t, key)] += 1
+        if keyed:
+            ks = list(keyed)
+            items.add(
+                pa.table(
+                    {
+                        "model": [k[0] for k in ks],
+                        "task": [k[1] for k in ks],
+                        "question_key": [k[2] for k in ks],
+                        "judged": pa.array([0] * len(ks), pa.int64()),
+                        "correct": pa.array([0] * len(ks), pa.int64()),
+                        "rejected_response": pa.array(list(keyed.values()), pa.int64()),
+                    }
                 )
-    return Outcomes(dict(cells), items.frame())
+            )
 
 
 def scored(model: str, task: str, judged: int, rejected_response: int, rejects: str) -> int:
@@ -225,13 +245,31 @@ MODEL_COLUMNS = [
 ]  # fmt: skip
 
 
+NO_ANSWER_PREFIX = "no_answer_"  # + a reason: that reason's share of the judged records
+
+
+def no_answer_reasons(outcomes: Outcomes) -> list[str]:
+    """The reason columns: every one of rules.NO_ANSWER_REASONS (a fixed schema), then any other reason
+    the judgments carry."""
+    from xfinder_ray.extractors.rules import NO_ANSWER_REASONS
+
+    seen = {r for cell in outcomes.no_answer.values() for r in cell}
+    return [*NO_ANSWER_REASONS, *sorted(seen - set(NO_ANSWER_REASONS))]
+
+
+def _shares(counts: dict[str, int], reasons: list[str], judged: int) -> dict[str, float]:
+    return {NO_ANSWER_PREFIX + r: counts.get(r, 0) / judged if judged else float("nan") for r in reasons}
+
+
 def build_tables(outcomes: Outcomes, rejects: str = "wrong") -> tuple[pd.DataFrame, pd.DataFrame]:
     """by_model_task and by_model. `n` is the records in the accuracy (judged, plus response-caused
     rejects under `rejects=wrong`); input = judged + rejected in every row; no_valid_answer_rate is
-    over the judged records. by_model: `tasks` scored (n > 0), `coverage` = tasks / all tasks scored
+    over the judged records, and split by reason in the no_answer_<reason> columns (they sum to it).
+    by_model: `tasks` scored (n > 0), `coverage` = tasks / all tasks scored
     for any model; sorted by macro accuracy."""
     if rejects not in REJECT_POLICIES:
         raise ValueError(f"rejects must be one of {REJECT_POLICIES}, got {rejects!r}")
+    reasons = no_answer_reasons(outcomes)
     rows = []
     for (model, task), (judged, correct, nva, rej_record, rej_response) in sorted(outcomes.cells.items()):
         n = scored(model, task, judged, rej_response, rejects)
@@ -251,9 +289,11 @@ def build_tables(outcomes: Outcomes, rejects: str = "wrong") -> tuple[pd.DataFra
                 no_valid_answer_rate=nva / judged if judged else float("nan"),
                 ci95_low=lo,
                 ci95_high=hi,
+                **_shares(outcomes.no_answer.get((model, task), {}), reasons, judged),
             )
         )
-    by_task = pd.DataFrame(rows, columns=TASK_COLUMNS)
+    share_columns = [NO_ANSWER_PREFIX + r for r in reasons]
+    by_task = pd.DataFrame(rows, columns=TASK_COLUMNS + share_columns)
     all_tasks = {r["task"] for r in rows if r["n"] > 0}
     model_rows = []
     for model, g in by_task.groupby("model", sort=True):
@@ -278,9 +318,13 @@ def build_tables(outcomes: Outcomes, rejects: str = "wrong") -> tuple[pd.DataFra
                 no_valid_answer_rate=round(nva) / judged if judged else float("nan"),
                 ci95_low=lo,
                 ci95_high=hi,
+                **{
+                    c: round(float((g[c].fillna(0) * g["judged"]).sum())) / judged if judged else float("nan")
+                    for c in share_columns
+                },
             )
         )
-    by_model = pd.DataFrame(model_rows, columns=MODEL_COLUMNS)
+    by_model = pd.DataFrame(model_rows, columns=MODEL_COLUMNS + share_columns)
     by_model = by_model.sort_values(
         ["accuracy_macro", "model"], ascending=[False, True], na_position="last"
     ).reset_index(drop=True)
@@ -436,6 +480,7 @@ def leaderboard_markdown(
         above = r.model
     fewer = [r for r in by_model.itertuples() if r.model not in ranked and r.model != UNKNOWN]
     lines += _listed_apart([common(r) for r in fewer], tail, len(tasks), by_model)
+    lines += no_answer_markdown(by_model)
     return "\n".join(lines) + "\n"
 
 
@@ -486,6 +531,40 @@ def _listed_apart(fewer: list[list[str]], head: list[str], n_tasks: int, by_mode
             f"({int(u['rejected_record'])} record-caused / {int(u['rejected_response'])} response-caused); "
             "see rejects/.",
         ]
+    return lines
+
+
+def no_answer_by_model(by_model: pd.DataFrame) -> list[tuple[str, int, float, list[tuple[str, float]]]]:
+    """(model, judged, no valid answer rate, [(reason, share of judged)] largest first, only the reasons
+    that occur) per model with judged records, in by_model's order."""
+    reasons = [c.removeprefix(NO_ANSWER_PREFIX) for c in by_model.columns if c.startswith(NO_ANSWER_PREFIX)]
+    out = []
+    for r in by_model.to_dict("records"):
+        if r["model"] == UNKNOWN or not r["judged"]:
+            continue
+        shares = [(why, float(r[NO_ANSWER_PREFIX + why])) for why in reasons]
+        shares = sorted((x for x in shares if x[1] > 0), key=lambda x: -x[1])
+        out.append((r["model"], int(r["judged"]), float(r["no_valid_answer_rate"]), shares))
+    return out
+
+
+def no_answer_markdown(by_model: pd.DataFrame) -> list[str]:
+    """leaderboard.md's "No answer, by reason" section: per model, the share of its judged records
+    extracted as [No valid answer], split by reason (only the reasons that occur)."""
+    rows = no_answer_by_model(by_model)
+    if not any(nva > 0 for _, _, nva, _ in rows):
+        return []
+    lines = [
+        "",
+        "## No answer, by reason",
+        "",
+        "Share of each model's judged records extracted as `[No valid answer]`, by why "
+        "(`no_answer_reason` in judgments/; the reasons: docs/rules.md).",
+        "",
+    ]
+    for model, judged, nva, shares in rows:
+        why = ", ".join(f"{_pct(x)}% {reason}" for reason, x in shares) if shares else "none"
+        lines.append(f"- {model}: {_pct(nva)}% of {judged} judged" + (f": {why}" if nva > 0 else ""))
     return lines
 
 

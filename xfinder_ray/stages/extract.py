@@ -1,4 +1,5 @@
-"""extract: rows -> + `raw_output` (and `prompt_tokens`, `extract_error` for model extractors).
+"""extract: rows -> + `raw_output` (and `prompt_tokens`, `extract_error` for model extractors; `confidence`
+and `no_answer_reason` for record-level ones).
 
 `rules` and the other registered record-level extractors run in plain map_batches tasks; `xfinder`
 (prompt, cache, a pool of vLLM replicas) is built by xfinder_ray/extractors/model.py. Both carry the
@@ -37,19 +38,21 @@ def _record_extract(rows: pd.DataFrame, *, name: str) -> pd.DataFrame:
     extract = get_scored_extractor(name)
     scored = [extract(validate(row)) for row in rows[list(FIELDS)].to_dict("records")]
     return rows.assign(
-        raw_output=[answer for answer, _ in scored],
-        confidence=[tier for _, tier in scored],
+        raw_output=[answer for answer, _, _ in scored],
+        confidence=[tier for _, tier, _ in scored],
+        no_answer_reason=[reason for _, _, reason in scored],
         prompt_tokens=None,
         truncated=False,
     )
 
 
 # A registered record-level extractor (`rules`, or a RegEx baseline such as `lm-eval`) over the valid
-# rows, with each extraction's confidence tier where it has one.
+# rows, with each extraction's confidence tier where it has one and, for [No valid answer], the reason
+# (extractors.get_scored_extractor).
 record_batch = row_stage(
     "extract",
     reads=FIELDS,
-    writes=("raw_output", "confidence", "prompt_tokens", "truncated"),
+    writes=("raw_output", "confidence", "no_answer_reason", "prompt_tokens", "truncated"),
     fn=_record_extract,
 )
 

@@ -1,5 +1,6 @@
 """prompt: rows -> + `prompt`, `truncated` (the checkpoint's training-exact xFinder prompt) for
-every valid row; rejected and routed rows pass through with no prompt.
+every valid row; rejected and routed rows pass through with no prompt. `reasoning` (the job's
+`xfinder.reasoning`) picks what of a reasoning model's response the prompt holds (docs/prompts.md).
 
 Rows are ordered by question inside each batch so prompts that share a prefix reach the engine
 together (vLLM's prefix cache); there is no global shuffle.
@@ -37,6 +38,7 @@ def _prompt(
     fmt: str,
     max_prompt_tokens: int,
     tokenizer_dir: str | None = None,
+    reasoning: str = "full",
 ) -> pd.DataFrame:
     tok = _tokenizer(tokenizer_dir) if tokenizer_dir else None
     prompts, truncated = [], []
@@ -56,6 +58,7 @@ def _prompt(
             max_prompt_tokens=max_prompt_tokens,
             tokenizer=(lambda s: tok.encode(s, add_special_tokens=False)) if tok else None,
             detokenizer=tok.decode if tok else None,
+            reasoning=reasoning,
         )
         prompts.append(rendered.prompt)
         truncated.append(rendered.truncated)

@@ -41,6 +41,8 @@ JUDGMENT_SCHEMA = pa.schema(
         ("extractor", pa.string()),
         ("comparator", pa.string()),
         ("confidence", pa.string()),  # rules: certain | likely | unsure; model extractions: null
+        # null for an answer; for [No valid answer] one of rules.NO_ANSWER_REASONS (docs/rules.md)
+        ("no_answer_reason", pa.string()),
         ("raw_output", pa.string()),
         ("truncated", pa.bool_()),
         ("prompt_tokens", pa.int64()),

@@ -11,7 +11,8 @@ import pytest
 
 from xfinder_ray import significance as sig
 from xfinder_ray.config import ConfigError, load_config
-from xfinder_ray.records import MAX_FIELD_CHARS, check
+from xfinder_ray.extractors.rules import NO_ANSWER_REASONS
+from xfinder_ray.records import MAX_FIELD_CHARS, NO_VALID_ANSWER, check
 from xfinder_ray.stages.aggregate import (
     UNKNOWN,
     build_tables,
@@ -171,6 +172,48 @@ def test_write_tables_writes_pairwise_and_ranks(small, tmp_path):
     assert set(ranks["model"]) == {"a", "b"} and ranks["ranked"].all()
     assert "rank 95%" in board and "Not attributed to a model" in board
     assert (tmp_path / "acc" / "leaderboard.md").read_text() == board
+
+
+def test_no_answers_are_split_by_reason_and_shown_in_the_leaderboard(tmp_path):
+    # a: 10 judged on t1 (2 truncated, 1 loop), 10 on t2 (1 truncated, 1 with no reason: written before
+    # reasons existed, counted as none_found); b: 10 on each, no [No valid answer] at all
+    def nva(model, task, q, reason):
+        return {
+            **judgment(model, task, q, False),
+            "extracted_answer": NO_VALID_ANSWER,
+            "no_answer_reason": reason,
+        }
+
+    js = [nva("a", "t1", 0, "truncated"), nva("a", "t1", 1, "truncated"), nva("a", "t1", 2, "loop")]
+    js += [judgment("a", "t1", q, True) for q in range(3, 10)]
+    js += [nva("a", "t2", 0, "truncated"), nva("a", "t2", 1, None)]
+    js += [judgment("a", "t2", q, True) for q in range(2, 10)]
+    js += [judgment("b", t, q, q % 2 == 0) for t in ("t1", "t2") for q in range(10)]
+    outcomes = outcomes_of(tmp_path, js, [reject("a", "t1", 11, "extraction failed: engine error", "judge")])
+    assert outcomes.no_answer == {
+        ("a", "t1"): {"truncated": 2, "loop": 1},
+        ("a", "t2"): {"truncated": 1, "none_found": 1},
+    }
+    by_task, by_model = build_tables(outcomes)
+    columns = [f"no_answer_{r}" for r in NO_ANSWER_REASONS]
+    for table in (by_task, by_model):
+        assert set(columns) <= set(table.columns)  # every reason, a fixed schema
+        assert np.allclose(table[columns].sum(axis=1), table["no_valid_answer_rate"])  # they add up
+    assert (by_task["input"] == by_task["judged"] + by_task["rejected"]).all()
+    t = by_task.set_index(["model", "task"])
+    assert t.loc[("a", "t1"), "no_answer_truncated"] == 0.2 and t.loc[("a", "t1"), "no_answer_loop"] == 0.1
+    m = by_model.set_index("model")
+    assert (m.loc["a", "no_answer_truncated"], m.loc["a", "no_answer_loop"]) == (3 / 20, 1 / 20)
+    assert m.loc["a", "no_answer_none_found"] == 1 / 20 and m.loc["a", "no_valid_answer_rate"] == 5 / 20
+    assert (m.loc["b", columns] == 0).all()
+    board = leaderboard_markdown(by_task, by_model, "rules")
+    section = board.split("## No answer, by reason")[1]
+    assert "- a: 25.0% of 20 judged: 15.0% truncated, 5.0% loop, 5.0% none_found" in section
+    assert "- b: 0.0% of 20 judged\n" in section and "hedged" not in section  # only reasons that occur
+    # no [No valid answer] anywhere: no section
+    (tmp_path / "clean").mkdir()
+    _, clean = build_tables(outcomes_of(tmp_path / "clean", [judgment("b", "t1", 0, True)], []))
+    assert "No answer, by reason" not in leaderboard_markdown(by_task, clean, "rules")
 
 
 def test_aggregate_config_is_validated():

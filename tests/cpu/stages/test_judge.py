@@ -6,6 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from tests.cpu.stages.helpers import batch, record
+from xfinder_ray.extractors import rules
+from xfinder_ray.records import NO_VALID_ANSWER, validate
 from xfinder_ray.stages.judge import judge_batch
 
 
@@ -35,3 +37,22 @@ def test_a_comparison_stopped_by_its_time_bound_is_marked_and_counted():
     assert list(out["judgment"]) == [False, True]  # a bounded comparison is "not equivalent"
     stats = judge_batch.stats(out)
     assert stats["comparison_timeout"] == 1 and stats["judged"] == 2
+
+
+def test_a_non_answer_keeps_its_reason_and_a_model_one_gets_rules_reason():
+    hedge = "Hmm, maybe A, or perhaps C; hard to say."
+    rows = [record(0), record(1, llm_output=hedge), record(2, llm_output=hedge), record(3)]
+    # 0: an answer; 1: rules' own reason carried; 2: a model's non-answer with none (rules finds none
+    # either: rules' reason); 3: a model's non-answer where rules does find an answer: none_found
+    df = batch(*rows).assign(
+        raw_output=["A", NO_VALID_ANSWER, "Z", "no idea"], no_answer_reason=[None, "hedged", None, None]
+    )
+    out = judge_batch(df, math="math-verify", parse=True)
+    assert list(out["extracted_answer"]) == ["A"] + [NO_VALID_ANSWER] * 3
+    rec = validate(rows[2])
+    expected = rules.extract_scored(
+        rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range
+    ).reason
+    assert pd.isna(out.loc[0, "no_answer_reason"]) and out.loc[1, "no_answer_reason"] == "hedged"
+    assert out.loc[2, "no_answer_reason"] == expected != ""
+    assert out.loc[3, "no_answer_reason"] == "none_found"

@@ -9,16 +9,23 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from tests.cpu.stages.helpers import batch, record
+from xfinder_ray.extractors.rules import NO_ANSWER_REASONS
 from xfinder_ray.stages.extract import extract_stats, record_batch
 from xfinder_ray.stages.judge import judge_batch
 from xfinder_ray.stages.read import read_stats
 from xfinder_ray.stages.validate import validate_batch
-from xfinder_ray.stages.write import OutputSink, PartsSink
+from xfinder_ray.stages.write import JUDGMENT_SCHEMA, OutputSink, PartsSink
 from xfinder_ray.storage import resolve
 
 
 def _judged_batch() -> pd.DataFrame:
-    df = batch(record(0), record(1, correct_answer=None), record(2, llm_output="It is (B)."), record(3))
+    df = batch(
+        record(0),
+        record(1, correct_answer=None),
+        record(2, llm_output="It is (B)."),
+        record(3),
+        record(4, llm_output="Hmm, maybe A, or perhaps C; hard to say."),  # rules: [No valid answer]
+    )
     df.loc[3, "reject_reason"] = "duplicate record_id"  # as the read stage marks it
     df = validate_batch(df)
     df = record_batch(df, name="rules")
@@ -44,17 +51,25 @@ def test_rows_go_to_their_tables_with_the_stage_that_rejected_them(tmp_path):
     sink.on_write_complete(SimpleNamespace(write_returns=[result, result]))
     judged = pq.read_table(tmp_path / "out" / "judgments").to_pandas()
     rejects = pq.read_table(tmp_path / "out" / "rejects").to_pandas().sort_values("source_row")
-    assert sorted(judged["record_id"]) == ["r0", "r2"]
-    assert list(judged.sort_values("record_id")["judgment"]) == [True, False]
+    assert sorted(judged["record_id"]) == ["r0", "r2", "r4"]
+    judged = judged.sort_values("record_id").reset_index(drop=True)
+    assert list(judged["judgment"]) == [True, False, False]
     assert set(judged["extractor"]) == {"rules:rules-2"}
+    # no_answer_reason: null for answers, rules' reason for the [No valid answer]
+    assert (
+        judged["no_answer_reason"][:2].isna().all() and judged.loc[2, "no_answer_reason"] in NO_ANSWER_REASONS
+    )
+    assert pq.read_schema(next((tmp_path / "out" / "judgments").glob("*.parquet"))).remove_metadata() == (
+        JUDGMENT_SCHEMA
+    )
     assert list(rejects["stage"]) == ["validate", "read"]
     assert "comparison_bound" not in judged and "rejected_by" not in judged  # internal columns
     # Counts per stage over the written rows, summed over write tasks (two identical ones here).
-    assert sink.counts["judged"] == 4 and sink.counts["rejected"] == 4
-    assert sink.stage_counts["read"] == {"rows": 8, "rejected": 2}
+    assert sink.counts["judged"] == 6 and sink.counts["rejected"] == 4
+    assert sink.stage_counts["read"] == {"rows": 10, "rejected": 2}
     assert sink.stage_counts["validate"] == {"rejected": 2}
-    assert sink.stage_counts["extract"] == {"extracted": 4, "errors": 0}
-    assert sink.stage_counts["judge"]["judged"] == 4 and sink.stage_counts["judge"]["correct"] == 2
+    assert sink.stage_counts["extract"] == {"extracted": 6, "errors": 0}
+    assert sink.stage_counts["judge"]["judged"] == 6 and sink.stage_counts["judge"]["correct"] == 2
 
 
 def test_a_retried_write_overwrites_its_own_file(tmp_path):
@@ -62,7 +77,7 @@ def test_a_retried_write_overwrites_its_own_file(tmp_path):
     sink.write([_judged_batch()], None)
     sink.write([_judged_batch()], None)  # the same rows again, as a retried task writes them
     assert len(list((tmp_path / "out" / "judgments").glob("part-*.parquet"))) == 1
-    assert pq.read_table(tmp_path / "out" / "judgments").num_rows == 2
+    assert pq.read_table(tmp_path / "out" / "judgments").num_rows == 3
 
 
 def test_parts_sink_keeps_a_fixed_schema_and_position_keyed_names(tmp_path):

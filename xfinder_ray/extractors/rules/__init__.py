@@ -28,23 +28,33 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from xfinder_ray import reasoning
 from xfinder_ray.extractors.rules import patterns as P
 from xfinder_ray.extractors.rules import structured
 from xfinder_ray.extractors.rules.candidates import ALPHA, MATH, index_for
 from xfinder_ray.extractors.rules.claims import find_claims, parse_claim
-from xfinder_ray.extractors.rules.decide import CERTAIN, LIKELY, UNSURE, decide_prose, restricted_answer
-from xfinder_ray.extractors.rules.text import MAX_QUESTION, prepare
+from xfinder_ray.extractors.rules.decide import (
+    CERTAIN,
+    LIKELY,
+    UNSURE,
+    claim_values,
+    decide_final_statement,
+    decide_prose,
+    restricted_answer,
+)
+from xfinder_ray.extractors.rules.text import MAX_QUESTION, prepare, trailing_loop, truncated
 from xfinder_ray.extractors.rules.values import resolve_value
 from xfinder_ray.parsing import is_no_valid_answer
 from xfinder_ray.records import NO_VALID_ANSWER, AnswerRange
 
-RULES_VERSION = "rules-2"
+RULES_VERSION = "rules-3"
 CONFIDENCE_TIERS = (CERTAIN, LIKELY, UNSURE)
 
 __all__ = [
     "CERTAIN",
     "CONFIDENCE_TIERS",
     "LIKELY",
+    "NO_ANSWER_REASONS",
     "UNSURE",
     "Extraction",
     "RULES_VERSION",
@@ -53,26 +63,100 @@ __all__ = [
 ]
 
 
+# Why a response gives no key answer: every [No valid answer] carries one of these.
+NO_ANSWER_REASONS = (
+    "truncated",  # cut off before any commitment (inside an open thought, mid-sentence at the token cap)
+    "loop",  # a repetition loop running to the end with no single committed answer
+    "multi_part",  # answers to several parts of the question, no overall choice
+    "several",  # several answers at once ("(A, E, I)", a list of different answer lines)
+    "hedged",  # alternatives or hedging with no final choice ("\\boxed{9} (or \\boxed{7})")
+    "refusal",  # declines to answer, or says the question cannot be answered
+    "out_of_range",  # answers outside the candidates ("Not an option, but ...")
+    "none_found",  # nothing in the response states an answer
+)
+
+
 @dataclass(frozen=True)
 class Extraction:
     answer: str  # the key answer, or [No valid answer]
     confidence: str  # certain | likely | unsure
+    reason: str = ""  # "" for an answer; for [No valid answer] one of NO_ANSWER_REASONS
 
 
 def extract_scored(
     key_answer_type: str, question: str, llm_output: str, answer_range: AnswerRange
 ) -> Extraction:
-    """The key answer `llm_output` commits to, with its confidence tier.
+    """The key answer `llm_output` commits to, with its confidence tier (and, for [No valid answer],
+    the reason: one of NO_ANSWER_REASONS).
 
     `answer_range` is as parsed by xfinder_ray.records.parse_answer_range.
     """
+    e = _extract(key_answer_type, question, llm_output, answer_range)
+    if e.answer == NO_VALID_ANSWER and not e.reason:
+        return Extraction(e.answer, e.confidence, "none_found")
+    return e
+
+
+def _extract(key_answer_type: str, question: str, llm_output: str, answer_range: AnswerRange) -> Extraction:
     kat = (key_answer_type or "").strip()
     text = prepare(llm_output, kat)
     if not text.strip() or is_no_valid_answer(text):
-        return Extraction(NO_VALID_ANSWER, LIKELY)
+        return Extraction(NO_VALID_ANSWER, LIKELY, "none_found")
     question = (question or "")[:MAX_QUESTION]
     ix = None if kat == MATH else index_for(kat, answer_range)
+    seg = reasoning.segment(text)
+    if seg.state == reasoning.OPEN:
+        return _open_thought(seg.thought, kat, question, ix)
+    if seg.state == reasoning.CLOSED:
+        final = _extract_part(seg.final, kat, question, ix)
+        if final.answer != NO_VALID_ANSWER or final.reason not in ("none_found", "truncated"):
+            return _settled(final, seg.final, question, ix)
+        # The final part is empty or cut off before committing: the thought's last stated answer.
+        thought = _extract_part(reasoning.tail(seg.thought, THOUGHT_TAIL), kat, question, ix)
+        if thought.answer == NO_VALID_ANSWER:
+            return final
+        return Extraction(thought.answer, UNSURE)
+    return _extract_part(text, kat, question, ix)
 
+
+def _settled(e: Extraction, final: str, question: str, ix) -> Extraction:
+    """A closed thought's final part that states one answer, whole, and nothing else: certain."""
+    if e.confidence != LIKELY or e.answer == NO_VALID_ANSWER or len(final) > MAX_SETTLED_FINAL:
+        return e
+    if truncated(final) or claim_values(final, question, ix) != {e.answer}:
+        return e
+    if len(final) > 300 and "\\boxed" not in final and "final answer" not in final.lower():
+        return e  # a long final part without a box or a "final answer" statement explains, too
+    return Extraction(e.answer, CERTAIN)
+
+
+MAX_SETTLED_FINAL = 4_000  # a final part longer than this is a solution write-up, not a statement
+
+# How much of a thought's end is read for its last stated answer.
+THOUGHT_TAIL = 6_000
+
+
+def _open_thought(thought: str, kat: str, question: str, ix) -> Extraction:
+    """Cut off inside an open thought: no commitment -- unless the thought ends, whole, on a final
+    answer (a model that never wrote its closing tag: "... **Final Answer** \\boxed{5}")."""
+    tail = reasoning.tail(thought, THOUGHT_TAIL)
+    if truncated(tail) or trailing_loop(tail)[0] >= 0:
+        return Extraction(NO_VALID_ANSWER, CERTAIN if truncated(tail) else LIKELY, "truncated")
+    last = decide_final_statement(tail, question, ix)
+    if last is None:
+        return Extraction(NO_VALID_ANSWER, LIKELY, "truncated")
+    return Extraction(last, UNSURE)
+
+
+def _extract_part(text: str, kat: str, question: str, ix, loops: bool = True) -> Extraction:
+    """The commitment of a response without thought markers, or of a reasoning response's final part."""
+    if not text.strip():
+        return Extraction(NO_VALID_ANSWER, LIKELY, "none_found")
+    loop_start, period = trailing_loop(text) if loops else (-1, 0)
+    if loop_start >= 0:
+        looped = _looping(text, loop_start, period, kat, question, ix)
+        if looped is not None:
+            return looped
     fields = structured.keep_answered_question(text, structured.find_fields(text))
     if fields:
         last = fields[-1]
@@ -82,7 +166,9 @@ def extract_scored(
         if correction is not None:
             return Extraction(correction, LIKELY)
         if status != "ok":
-            return Extraction(NO_VALID_ANSWER, LIKELY if status == "none" else UNSURE)
+            if status == "none":
+                return Extraction(NO_VALID_ANSWER, LIKELY, "none_found")
+            return Extraction(NO_VALID_ANSWER, UNSURE, "several" if status == "ambig" else "none_found")
         clean = len(fields) == 1 and last.closed and not after.strip(" \n`")
         if clean and _is_clean_value(last.value or "", answer, kat) and structured.is_strict_object(text):
             return Extraction(answer, CERTAIN)
@@ -94,12 +180,31 @@ def extract_scored(
         # object can have answered ("... $50 - $35 = $15." and then a truncated JSON).
         before = text[:opened].rstrip().removesuffix("```json").removesuffix("```")
         if len(before.strip()) < 20:
-            return Extraction(NO_VALID_ANSWER, LIKELY)
+            return Extraction(NO_VALID_ANSWER, LIKELY, "truncated")
         text = before
-    answer, confidence = decide_prose(text, question, ix)
+    answer, confidence, reason = decide_prose(text, question, ix)
     if confidence == LIKELY and restricted_answer(text, kat, ix) == answer:
         confidence = CERTAIN
-    return Extraction(answer, confidence)
+    return Extraction(answer, confidence, reason)
+
+
+def _looping(text: str, start: int, period: int, kat: str, question: str, ix) -> Extraction | None:
+    """A repetition loop to the end: the loop's one repeated answer, or the explicit answer the text
+    committed to before the loop began; else no commitment. None: a hallucinated continuation of
+    few-shot turns ("Question: ... Answer: ..." again and again), which the prose rules cut."""
+    unit = text[start : start + period]
+    if P.TURN_HEADER.search(unit):
+        return None
+    values = claim_values(unit, question, ix)
+    if len(values) > 1:
+        return Extraction(NO_VALID_ANSWER, LIKELY, "loop")
+    if len(values) == 1:
+        return Extraction(values.pop(), UNSURE)
+    # The text up to and through one turn of the loop (which may hold a JSON answer, or be all of it).
+    once = _extract_part(text[: start + period], kat, question, ix, loops=False)
+    if once.answer == NO_VALID_ANSWER or once.confidence == UNSURE:
+        return Extraction(NO_VALID_ANSWER, LIKELY, "loop")
+    return Extraction(once.answer, UNSURE)
 
 
 def extract(key_answer_type: str, question: str, llm_output: str, answer_range: AnswerRange) -> str:

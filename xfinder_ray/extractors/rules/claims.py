@@ -12,10 +12,12 @@ from xfinder_ray.extractors.rules.values import (
     JUNK,
     NEG,
     OK,
+    boxed_answer,
     clean_math,
     looks_math,
     parse_choice,
     parse_math,
+    word_answer,
 )
 
 
@@ -349,6 +351,10 @@ def parse_claim(text: str, c: Claim, ix: Index | None, question: str) -> None:
     head = text[c.pos : c.pos + VALUE_WINDOW]
     if ix is None:
         c.status, c.value, rest = parse_math(head, question)
+        if c.status == JUNK and c.tier >= P.STRONG:
+            word = boxed_answer(head, question) or word_answer(head)
+            if word is not None:
+                c.status, c.value, rest = OK, word, ""
     else:
         c.status, c.value, rest = parse_choice(head, ix)
     if c.tight and c.status == OK:

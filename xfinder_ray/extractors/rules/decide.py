@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from xfinder_ray.extractors.rules import patterns as P
 from xfinder_ray.extractors.rules.candidates import ALPHA, EDGE, Index, key_of, mentions
@@ -20,6 +21,7 @@ from xfinder_ray.extractors.rules.values import (
     NUM,
     OK,
     OUT,
+    braced,
     clean_math,
     looks_math,
     parse_choice,
@@ -124,13 +126,13 @@ def _after_refusal(text: str) -> int:
     return end if text[end:].strip() else len(text)
 
 
-def _answerable_from(text: str) -> int:
-    """Where a fallback may look for the answer: -1 for a cut-off response or one that ends in a
-    refusal; else after the last refusal ("As an AI, I have no feelings, but ..."), or 0."""
+def _answerable_from(text: str) -> tuple[int, str]:
+    """Where a fallback may look for the answer: (-1, reason) for a cut-off response or one that ends
+    in a refusal; else after the last refusal ("As an AI, I have no feelings, but ..."), or 0."""
     if truncated(text):
-        return -1
+        return -1, "truncated"
     lo = _after_refusal(text)
-    return -1 if lo >= len(text) else lo
+    return (-1, "refusal") if lo >= len(text) else (lo, "")
 
 
 def _list_marker(after: str, value: str, ix: Index) -> bool:
@@ -145,7 +147,8 @@ def _list_marker(after: str, value: str, ix: Index) -> bool:
     return not (m and m.answer == value)
 
 
-def _fallback_choice(text: str, question: str, ix: Index) -> str:
+def _fallback_choice(text: str, question: str, ix: Index) -> tuple[str, str]:
+    """The answer without any claim phrase, or (no answer, the reason)."""
     stripped = text.strip()
     # The whole response is the answer: "Sports.", "(C)", "B. α2γ2", "begins whisking them ...".
     if "\n" not in stripped and len(stripped) <= 300:
@@ -158,16 +161,16 @@ def _fallback_choice(text: str, question: str, ix: Index) -> str:
             and (not rest.strip(EDGE + "()[]") or not truncated(text))
             and not _list_marker(after, value, ix)
         ):
-            return value
+            return value, ""
     if ix.kat != ALPHA:
         # A verdict that opens the response stands even when the explanation after it is cut off:
         # "No, the Pacific is not the largest ocean. The Pacific Ocean is the second".
         status, value, rest = parse_choice(stripped[:300], ix)
         if status == OK and rest[:1] in (",", ".", "!", ";", ":", "\n"):
-            return value
-    lo = _answerable_from(text)
+            return value, ""
+    lo, why = _answerable_from(text)
     if lo < 0:
-        return NO_VALID_ANSWER
+        return NO_VALID_ANSWER, why
     # Lines that are nothing but an answer ("A) grateful"); several different ones list the options.
     lines_vals: set[str] = set()
     for n, line in enumerate(text[lo:].strip().split("\n")):
@@ -181,9 +184,9 @@ def _fallback_choice(text: str, question: str, ix: Index) -> str:
         if status == OK and not rest.strip(EDGE + "()[]"):
             lines_vals.add(value)
     if len(lines_vals) == 1:
-        return lines_vals.pop()
+        return lines_vals.pop(), ""
     if len(lines_vals) > 1:
-        return NO_VALID_ANSWER
+        return NO_VALID_ANSWER, "several"
     # The one candidate mentioned without negation ("Not lungs. gills."), if there is exactly one.
     lo = max(lo, len(text) - MENTION_WINDOW)
     qn = normalize_text(question[:MAX_QUESTION])
@@ -200,19 +203,24 @@ def _fallback_choice(text: str, question: str, ix: Index) -> str:
             continue  # a line quoting the question (its list of options)
         values.add(v)
     if len(values) == 1:
-        return values.pop()
-    return NO_VALID_ANSWER
+        return values.pop(), ""
+    return NO_VALID_ANSWER, ("several" if values else _why_none(text))
 
 
-def _fallback_math(text: str, question: str) -> str:
+def _fallback_math(text: str, question: str) -> tuple[str, str]:
+    """The answer without any claim phrase, or (no answer, the reason)."""
     stripped = text.strip()
     if "\n" not in stripped and len(stripped) <= 200:
         status, value, rest = parse_math(stripped, question)
         if status == OK and not rest.strip(EDGE):
-            return value
-    lo = _answerable_from(text)
+            return value, ""
+    lo, why = _answerable_from(text)
     if lo < 0:
-        return NO_VALID_ANSWER
+        return NO_VALID_ANSWER, why
+    if len(text) > MAX_FALLBACK_MATH:
+        # A long chain of reasoning that never states an answer commits to none: its last line
+        # is an intermediate step, not a result.
+        return NO_VALID_ANSWER, _why_none(text)
     stripped = text[lo:].strip()
     # The last line with a number: its value after a label ("In total: 15,000 bottles"), after the
     # last "=", or its last number.
@@ -220,13 +228,15 @@ def _fallback_math(text: str, question: str) -> str:
     for line in reversed(lines[-50:]):
         if not any(ch.isdigit() for ch in line):
             continue
-        line = line.strip()
+        # The line's last sentence with a number: "First, 3/4 = 0.75 and 1/8 = 0.125. Adding them gives 0.875."
+        sentences = [x for x in P.SENT_SPLIT.split(line.strip()) if any(ch.isdigit() for ch in x)]
+        line = sentences[-1].strip() if sentences else line.strip()
         for sep in (":", "="):
             k = line.rfind(sep)
             if k >= 0 and any(ch.isdigit() for ch in line[k + 1 :]):
                 status, value, _ = parse_math(line[k + 1 :], question)
                 if status == OK:
-                    return value
+                    return value, ""
         # "... = 72 clips in 2 months": the result of the last "=", else the line's last number.
         k = line.rfind("=")
         first_after = MATH_TOKEN.search(line, k + 1) if k >= 0 else None
@@ -240,73 +250,292 @@ def _fallback_math(text: str, question: str) -> str:
         if tokens:
             value = clean_math(tokens[-1].group(0), question)
             if looks_math(value):
-                return value
+                return value, ""
         break
-    return NO_VALID_ANSWER
+    return NO_VALID_ANSWER, _why_none(text)
 
 
-def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str]:
-    """The key answer the prose `text` commits to and how sure that is (LIKELY or UNSURE).
+# The last-line fallback reads responses up to this long (a short worked answer); longer reasoning
+# must state its answer.
+MAX_FALLBACK_MATH = 6_000
+
+
+def _why_none(text: str) -> str:
+    """The reason a response without any answer gives none: a refusal, else none found."""
+    return "refusal" if P.REFUSAL.search(text, max(0, len(text) - MENTION_WINDOW)) else "none_found"
+
+
+def _last_claims(text: str, claims: list[Claim], question: str, ix: Index | None) -> _Scan:
+    """The last claim of tier normal or above, and what stands after it (read from the end)."""
+    scan = _Scan()
+    for n, c in enumerate(reversed(claims)):
+        if n >= MAX_CLAIMS_PARSED:
+            break
+        parse_claim(text, c, ix, question)
+        if c.status == OK and c.tier >= P.NORMAL:
+            scan.chosen = c
+            break
+        if c.tier >= P.NORMAL and (c.status == AMBIG or (c.status == OUT and c.counts_out)):
+            scan.bad_after = "several" if c.status == AMBIG else "out_of_range"
+        if c.status == OK and c.tier == P.WEAK and scan.best_weak is None:
+            scan.best_weak = scan.weak_after = c
+        if c.status == OK and c.tier == P.INITIAL and scan.best_initial is None:
+            scan.best_initial = c
+    return scan
+
+
+@dataclass
+class _Scan:
+    chosen: Claim | None = None
+    bad_after: str = ""  # the reason an "X or Y" or out-of-range answer after the chosen one gives
+    weak_after: Claim | None = None
+    best_weak: Claim | None = None
+    best_initial: Claim | None = None
+
+
+def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, str]:
+    """The key answer the prose `text` commits to, how sure that is (LIKELY or UNSURE), and for
+    [No valid answer] why (a NO_ANSWER_REASONS code).
 
     The last claim of the highest tier wins; a later ambiguous or out-of-range claim, a retraction
     or hedging withdraws it; without any claim, the fallbacks read a bare or lone answer.
     """
     claims = find_claims(text, math=ix is None)
     text, claims = _cut_continuation(text, claims, question, ix)
-
-    chosen: Claim | None = None
-    bad_after = False  # an "X or Y" or out-of-range answer after the chosen one
-    weak_after: Claim | None = None
-    best_weak: Claim | None = None
-    best_initial: Claim | None = None
-    for n, c in enumerate(reversed(claims)):
-        if n >= MAX_CLAIMS_PARSED:
-            break
-        parse_claim(text, c, ix, question)
-        if c.status == OK and c.tier >= P.NORMAL:
-            chosen = c
-            break
-        if c.tier >= P.NORMAL and (c.status == AMBIG or (c.status == OUT and c.counts_out)):
-            bad_after = True
-        if c.status == OK and c.tier == P.WEAK and best_weak is None:
-            best_weak = weak_after = c
-        if c.status == OK and c.tier == P.INITIAL and best_initial is None:
-            best_initial = c
-    if bad_after:
-        return NO_VALID_ANSWER, UNSURE
-    if chosen is not None and weak_after is not None:
+    text, claims = _cut_recap(text, claims, question, ix)
+    scan = _last_claims(text, claims, question, ix)
+    if scan.bad_after:
+        return NO_VALID_ANSWER, UNSURE, scan.bad_after
+    chosen = scan.chosen
+    if chosen is not None and scan.weak_after is not None:
         # A weaker claim after a correction marker replaces the earlier answer.
-        if P.CORRECTION.search(text, chosen.pos, weak_after.start):
-            chosen = weak_after
+        if P.CORRECTION.search(text, chosen.pos, scan.weak_after.start):
+            chosen = scan.weak_after
+    if chosen is not None and chosen.tier >= P.NORMAL:
+        several = _several_answers(text, claims, chosen, question, ix)
+        if several is not None:
+            return several
     if chosen is None:
-        if best_weak is not None:
-            chosen = best_weak
-        elif best_initial is not None:
+        if scan.best_weak is not None:
+            chosen = scan.best_weak
+        elif scan.best_initial is not None:
             # "My first answer was 11, but let me check..." and then nothing: withdrawn.
-            if truncated(text) or P.CORRECTION.search(text, best_initial.pos):
-                return NO_VALID_ANSWER, UNSURE
-            chosen = best_initial
+            if truncated(text) or P.CORRECTION.search(text, scan.best_initial.pos):
+                return NO_VALID_ANSWER, UNSURE, "truncated" if truncated(text) else "hedged"
+            chosen = scan.best_initial
     if chosen is not None:
-        retraction = None
-        for n, r in enumerate(P.RETRACTION.finditer(text, chosen.pos, chosen.pos + MENTION_WINDOW)):
-            if n >= 50:
-                break
-            retraction = r
-        if retraction is not None:
-            # "The answer is 78. Wait, I made an error. ... 3 * 32 = 96 miles." The withdrawn answer
-            # is replaced by what follows, or by nothing.
-            rest = text[retraction.end() :]
-            answer = _fallback_math(rest, question) if ix is None else _fallback_choice(rest, question, ix)
-            return answer, UNSURE
-        if _fluctuates(text, chosen.start, chosen.value, ix, committed=True):
-            return NO_VALID_ANSWER, UNSURE
-        return chosen.value, (LIKELY if chosen.tier >= P.NORMAL else UNSURE)
-    answer = _fallback_math(text, question) if ix is None else _fallback_choice(text, question, ix)
+        return _committed(text, chosen, question, ix)
+    answer, why = _fallback_math(text, question) if ix is None else _fallback_choice(text, question, ix)
     if answer != NO_VALID_ANSWER and _fluctuates(
         text, max(0, len(text) - MENTION_WINDOW), answer, ix, committed=False
     ):
-        return NO_VALID_ANSWER, UNSURE
-    return answer, UNSURE
+        return NO_VALID_ANSWER, UNSURE, "hedged"
+    return answer, UNSURE, why
+
+
+def _committed(text: str, chosen: Claim, question: str, ix: Index | None) -> tuple[str, str, str]:
+    """The chosen claim's answer, unless a retraction or hedging after it withdraws it."""
+    retraction = None
+    for n, r in enumerate(P.RETRACTION.finditer(text, chosen.pos, chosen.pos + MENTION_WINDOW)):
+        if n >= 50:
+            break
+        retraction = r
+    if retraction is not None:
+        # "The answer is 78. Wait, I made an error. ... 3 * 32 = 96 miles." The withdrawn answer
+        # is replaced by what follows, or by nothing.
+        rest = text[retraction.end() :]
+        answer, why = _fallback_math(rest, question) if ix is None else _fallback_choice(rest, question, ix)
+        return answer, UNSURE, why
+    if _fluctuates(text, chosen.start, chosen.value, ix, committed=True):
+        return NO_VALID_ANSWER, UNSURE, "hedged"
+    return chosen.value, (LIKELY if chosen.tier >= P.NORMAL else UNSURE), ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Several answers at once: boxes of several requested values, alternatives, per-part answers.
+
+MAX_BOX_GAP = 160  # characters between two boxes of one final statement
+MAX_BOXES = 8  # boxes of one final statement
+
+
+def _several_answers(
+    text: str, claims: list[Claim], chosen: Claim, question: str, ix: Index | None
+) -> tuple[str, str, str] | None:
+    """The final statement gives several answers: math boxes of several values ("\\boxed{7} goats
+    and \\boxed{4} helicopters" -> "7, 4"), alternatives ("\\boxed{9} (or \\boxed{7})" -> hedged;
+    one quantity in two units -> the asked unit), or per-part choices (multi_part). None: one answer."""
+    if ix is None:
+        return _math_boxes(text, claims, chosen, question)
+    return _per_part(text, claims, chosen, question, ix)
+
+
+def _math_boxes(text: str, claims: list[Claim], chosen: Claim, question: str) -> tuple[str, str, str] | None:
+    if not text.startswith(("\\boxed", "\\fbox"), chosen.start):
+        return None
+    boxes = [c for c in claims if c.start <= chosen.start and text.startswith(("\\boxed", "\\fbox"), c.start)]
+    chain = [chosen]
+    for c in reversed(boxes[-MAX_BOXES:-1]):
+        gap = text[c.start : chain[0].start]
+        if len(gap) - _box_len(text, c) > MAX_BOX_GAP or "\n\n" in gap:
+            break
+        chain.insert(0, c)
+    for c in chain:
+        parse_claim(text, c, None, question)
+    chain = [c for c in chain if c.status == OK]
+    values = list(dict.fromkeys(c.value for c in chain))
+    if len(values) < 2:
+        return None
+    joins = [text[a.start + _box_len(text, a) : b.start] for a, b in zip(chain, chain[1:], strict=False)]
+    if any(_OR.search(j) for j in joins):
+        unit = _asked_unit(chain, text, question)
+        if unit is not None:
+            return unit, UNSURE, ""
+        return NO_VALID_ANSWER, UNSURE, "hedged"
+    return _in_question_order(chain, text, question), UNSURE, ""
+
+
+_LABEL_WORD = re.compile(r"[A-Za-z]{3,}(?:\s{1,3}\d{1,2})?")
+_LABEL_STOP = frozenset(
+    "the and that this which are for with its final answer answers boxed text thus".split()
+)
+
+
+def _in_question_order(chain: list[Claim], text: str, question: str) -> str:
+    """Several boxed values as one answer: the one the question's last line asks for, when it asks
+    for one that a box's label names ("Subproblem 1: What is the distance modulus?"); else all, in
+    the order the question names their labels ("maximum and minimum"), else as written."""
+    qlow = question.lower()
+    last_line = qlow.strip().rsplit("\n", 1)[-1]
+    firsts, asked = [], []
+    prev_end = max(0, chain[0].start - 120)
+    for c in chain:
+        lo = max(prev_end, text.rfind("\n", 0, c.start) + 1, c.start - 120)
+        words = [w.lower() for w in _LABEL_WORD.findall(text[lo : c.start]) if w.lower() not in _LABEL_STOP]
+        where = [qlow.find(w) for w in words if qlow.find(w) >= 0]
+        firsts.append(min(where) if where else -1)
+        if words and any(w in last_line for w in words):
+            asked.append(c.value)
+        prev_end = c.start + _box_len(text, c)
+    if len(set(asked)) == 1 and len(asked) < len(chain) and not _asks_several(last_line):
+        return asked[0]
+    values = [c.value for c in chain]
+    if -1 not in firsts and len(set(firsts)) == len(firsts):
+        values = [v for _, v in sorted(zip(firsts, values, strict=True))]
+    return ", ".join(dict.fromkeys(values))
+
+
+def _asks_several(line: str) -> bool:
+    return bool(re.search(r"\band\b|\bvalues\b|\bboth\b", line))
+
+
+_OR = re.compile(r"\bor\b|\bequivalently\b|/", re.I)
+_UNIT_WORD = re.compile(
+    r"\\(?:text|mathrm|mbox)\s{0,3}\{\s{0,3}([A-Za-z][A-Za-z .]{0,30})\}|([A-Za-z]{1,20})\s{0,3}$"
+)
+
+
+def _box_len(text: str, c: Claim) -> int:
+    k = text.find("{", c.start)
+    inner = braced(text, k) if k >= 0 else None
+    return (k - c.start + len(inner) + 2) if inner is not None else len("\\boxed{")
+
+
+def _asked_unit(chain: list[Claim], text: str, question: str) -> str | None:
+    """Of one quantity boxed in two units, the one whose unit the question names."""
+    low = question.lower()
+    picked = []
+    for c in chain:
+        k = text.find("{", c.start)
+        raw = (braced(text, k) or "") if k >= 0 else ""
+        m = _UNIT_WORD.search(raw.strip())
+        unit = (m.group(1) or m.group(2)).strip().lower() if m else ""
+        if unit and re.search(r"\b" + re.escape(unit) + r"\b", low):
+            picked.append(c.value)
+    return picked[0] if len(set(picked)) == 1 else None
+
+
+_PART_MARK = re.compile(
+    r"(?:^|\n|(?<=[.!?])[ \t]{1,3})[ \t>*#]{0,6}(?:\(?[a-h]\)|\(?(?:i|ii|iii|iv|v|vi)\)|part\s{1,3}(?:\(?[a-h1-6]\)?|one|two|three)\b"
+    r"|(?:for\s{1,3})?the\s{1,3}(?:first|second|third)\s{1,3}(?:part|question|statement|scenario)\b)",
+    re.I,
+)
+
+
+def _per_part(
+    text: str, claims: list[Claim], chosen: Claim, question: str, ix: Index
+) -> tuple[str, str, str] | None:
+    """Answers to several parts ("a) ... The answer is (C). b) ... The answer is (E).") without one
+    overall choice commit to no single option."""
+    parts = [m.start() for m in _PART_MARK.finditer(text, 0, chosen.start)]
+    if len(parts) < 2 or parts[-1] > chosen.start:
+        return None
+    earlier = []
+    for c in claims:
+        if c.start >= parts[-1]:
+            break
+        if c.start >= parts[0]:
+            parse_claim(text, c, ix, question)
+            if c.status == OK and c.tier >= P.NORMAL:
+                earlier.append(c.value)
+    if earlier and any(v != chosen.value for v in earlier):
+        if not P.CORRECTION.search(text, parts[-1], chosen.start) and not P.STRONG_CTX.search(
+            text[max(0, chosen.start - 40) : chosen.pos]
+        ):
+            return NO_VALID_ANSWER, UNSURE, "multi_part"
+    return None
+
+
+# A recap of the few-shot examples' answers after the real answer ("Now, let's总结以上答案: The
+# answer is H. ... The answer is J."): not the answer.
+_RECAP = re.compile(
+    r"总结|以上答案|\brecap\b|\bsummar(?:y|ize|ise)\s{1,3}(?:of\s{1,3})?(?:the\s{1,3})?"
+    r"(?:above\s{1,3}|previous\s{1,3}|all\s{1,3}(?:the\s{1,3})?)?(?:answers|questions)\b",
+    re.I,
+)
+
+
+def _cut_recap(text: str, claims: list[Claim], question: str, ix: Index | None) -> tuple[str, list[Claim]]:
+    if len(claims) < 3:
+        return text, claims
+    m = _RECAP.search(text)
+    if not m:
+        return text, claims
+    before = [c for c in claims if c.start < m.start()]
+    after = [c for c in claims if c.start > m.end()]
+    if len(after) < 2 or not before:
+        return text, claims
+    for c in reversed(before[-20:]):
+        parse_claim(text, c, ix, question)
+        if c.status == OK and c.tier >= P.NORMAL:
+            return text[: m.start()], before
+    return text, claims
+
+
+def claim_values(text: str, question: str, ix: Index | None) -> set[str]:
+    """The distinct values the answer claims (tier normal or above) in text state."""
+    values = set()
+    for c in find_claims(text, math=ix is None)[:MAX_CLAIMS_PARSED]:
+        parse_claim(text, c, ix, question)
+        if c.status == OK and c.tier >= P.NORMAL:
+            values.add(c.value)
+    return values
+
+
+FINAL_STATEMENT_WINDOW = 1_500
+
+
+def decide_final_statement(text: str, question: str, ix: Index | None, explicit: bool = False) -> str | None:
+    """The answer a final statement of text commits to, or None: with explicit=False the last claim
+    must be a strong one (a box, "the final answer is") in the last FINAL_STATEMENT_WINDOW
+    characters; with explicit=True any explicit answer claim (tier normal or above) counts."""
+    lo = 0 if explicit else max(0, len(text) - FINAL_STATEMENT_WINDOW)
+    part = text[lo:]
+    scan = _last_claims(part, find_claims(part, math=ix is None), question, ix)
+    c = scan.chosen
+    if scan.bad_after or c is None or (not explicit and c.tier < P.STRONG):
+        return None
+    answer, _, why = _committed(part, c, question, ix)
+    return None if answer == NO_VALID_ANSWER else answer
 
 
 # ---------------------------------------------------------------------------------------------

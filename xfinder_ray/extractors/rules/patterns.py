@@ -65,7 +65,8 @@ FWD_VERB = re.compile(
 FWD_STRONG_VERB = re.compile(
     r"\bchange\s{1,3}(?:my|the)\s{1,3}(?:answer|choice|selection)\s{1,3}to\b"
     r"|\b(?:it|this|that)(?:'s|\s{1,3}is|\s{1,3}must\s{1,3}be|\s{1,3}should\s{1,3}be)\s{1,3}actually\b"
-    r"|\bcorrect\s{1,3}myself\s{0,3}[:：,]",
+    r"|\bcorrect\s{1,3}myself\s{0,3}[:：,]"
+    r"|\b(?:wait|no|oops|hmm+|sorry)\s{0,3}[,.!]?\s{0,3}actually\s{0,3},?\s{1,3}(?:it's|it\s{1,3}is|it\s{1,3}should\s{1,3}be)\b",
     _I,
 )
 # Conclusions without the word "answer" ("so it's C", "therefore we get 12"): weak, because chains
@@ -216,6 +217,8 @@ REFUSAL = re.compile(
     r"|\bas\s{1,3}an?\s{1,3}(?:ai|artificial|language\s{1,3}model|responsible|ethical|helpful)\b"
     r"|\bI(?:'m|\s{1,3}am)\s{1,3}(?:just|only)?\s{0,3}an?\s{1,3}(?:ai|language\s{1,3}model)\b"
     r"|\b(?:don't|do\s{1,3}not)\s{1,3}have\s{1,3}(?:enough|sufficient)\s{1,3}(?:context|information)\b"
+    r"|\b(?:it's|it\s{1,3}is)\s{1,3}(?:impossible|not\s{1,3}possible)\s{1,3}to\s{1,3}(?:answer|determine|say|tell|know)\b"
+    r"|\bcannot\s{1,3}be\s{1,3}(?:answered|determined)\s{1,3}without\b"
     r"|\bcould\s{1,3}you\s{1,3}(?:please\s{1,3})?(?:clarify|rephrase|provide)\b"
     r"|\b(?:don't|do\s{1,3}not)\s{1,3}understand\s{1,3}(?:what|the\s{1,3}question)\b"
     r"|抱歉|对不起|无法回答|不能回答|作为一个?(?:AI|人工智能)",

@@ -1,4 +1,4 @@
-"""Text preparation for `rules`: stop strings, think tags, size cap, markdown, width; and truncation."""
+"""Text preparation for `rules`: stop strings, size cap, markdown, width; truncation and repetition loops."""
 
 from __future__ import annotations
 
@@ -23,15 +23,11 @@ MAX_QUESTION = 20_000
 
 def prepare(llm_output: object, kat: str) -> str:
     text = llm_output if isinstance(llm_output, str) else ("" if llm_output is None else str(llm_output))
-    if "<" in text:  # every stop string and the think tag start with "<"
+    if "<" in text:  # every stop string starts with "<" (thought markers are xfinder_ray.reasoning's)
         for stop in STOP_STRINGS:
             cut = text.find(stop)
             if cut >= 0:
                 text = text[:cut]
-        # Reasoning models: the response proper follows the closing think tag.
-        k = text.rfind("</think>")
-        if k >= 0 and text[k + 8 :].strip():
-            text = text[k + 8 :]
     if len(text) > MAX_SCAN:
         text = text[:HEAD] + "\n\n" + text[-TAIL:]
     if "\r" in text:
@@ -109,3 +105,55 @@ _DANGLING = frozenset(
     "would can could should must we i you it this these those its their our my your his her let's let us "
     "answer option choice".split()
 )
+
+
+# A repetition loop: the text ends in a stretch that repeats one unit again and again, typically to
+# the token cap ("= 232792560 = 232792560 = ...", "The answer is (A). The answer is (C). The answer
+# is (E). The answer is (A). ..."). Periods up to LOOP_MAX_PERIOD characters are looked for in the
+# last LOOP_SCAN characters; a loop must repeat its unit at least LOOP_MIN_REPEATS times and cover at
+# least LOOP_MIN_CHARS.
+LOOP_SCAN = 8_000
+LOOP_MAX_PERIOD = 1_500
+LOOP_MIN_REPEATS = 4
+LOOP_MIN_CHARS = 200
+_LOOP_PROBE = 32
+
+
+def trailing_loop(text: str) -> tuple[int, int]:
+    """(start, period) of a repetition loop that runs to the end of text, or (-1, 0) without one."""
+    t = text.rstrip()
+    if len(t) < LOOP_MIN_CHARS:
+        return -1, 0
+    base = max(0, len(t) - LOOP_SCAN)
+    tail = t[base:]
+    probe = tail[-_LOOP_PROBE:]
+    n = len(tail)
+    # Candidate periods: earlier occurrences of the last characters, nearest first.
+    k = tail.rfind(probe, 0, n - 1)
+    tried = 0
+    while k >= 0 and tried < 40:
+        tried += 1
+        period = n - _LOOP_PROBE - k
+        if period > LOOP_MAX_PERIOD:
+            break
+        if period > 0:
+            start = _periodic_from(t, period)  # over the whole text: a loop may fill all of it
+            if len(t) - start >= max(LOOP_MIN_CHARS, LOOP_MIN_REPEATS * period):
+                return start, period
+        k = tail.rfind(probe, 0, k + _LOOP_PROBE - 1)
+    return -1, 0
+
+
+def _periodic_from(tail: str, period: int) -> int:
+    """The first position from which tail repeats with `period` to its end (compared in blocks)."""
+    i = len(tail) - period
+    block = 256
+    while i > 0:
+        lo = max(0, i - block)
+        if tail[lo:i] == tail[lo + period : i + period]:
+            i = lo
+            continue
+        while i > 0 and tail[i - 1] == tail[i - 1 + period]:
+            i -= 1
+        break
+    return i

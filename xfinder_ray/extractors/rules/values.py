@@ -36,7 +36,9 @@ _CONTRAST = re.compile(
 )
 _NONE_OF = re.compile(
     r"[(\[\s]{0,3}(?:none\s{1,3}of\s{1,3}(?:the\s{1,3})?(?:[\w-]{1,15}\s{1,3}){0,2}(?:options|choices|answers|above)"
-    r"|no\s{1,3}(?:correct|valid|right|matching)\s{1,3}(?:answer|option|choice))\b",
+    r"|no\s{1,3}(?:correct|valid|right|matching)\s{1,3}(?:answer|option|choice)"
+    r"|not\s{1,3}(?:an?\s{1,3}|one\s{1,3}of\s{1,3}the\s{1,3}|(?:listed\s{1,3})?(?:among|in)\s{1,3}the\s{1,3})"
+    r"(?:listed\s{1,3}|given\s{1,3}|provided\s{1,3})?(?:options?|choices?))\b",
     re.I,
 )
 _EITHER = re.compile(r"either\b\s{0,3}", re.I)
@@ -255,7 +257,13 @@ _CURRENCY = re.compile(r"\$\s?\d[\d,]*(?:\.\d+)?(?![\d$])")
 _TRAIL_UNIT_CMD = re.compile(
     r"(?<=[\d}])\s{0,3}\\(?:text|mbox|mathrm|textrm)\s{0,3}\{\s{0,3}[A-Za-z][A-Za-z .]{0,30}\}$"
 )
-_VAR_EQ = re.compile(r"^([A-Za-z](?:_\{?\w{1,3}\}?)?)\s{0,3}=\s{0,3}(.+)$", re.S)
+# "x = 12", "x_1 = 3", "f(t) = ...", "MRS(X, Y) = ...": a name (a function's, with its arguments) and its value.
+_DOMAIN_QUALIFIER = re.compile(r"\s{0,3},?\s{0,3}\\q?quad\b.{0,80}$", re.S)
+_VAR_EQ = re.compile(
+    r"^([A-Za-z](?:_\{?\w{1,3}\}?)?(?:\([^()=]{1,12}\))?|[A-Za-z]{2,4}(?:_\{?\w{1,3}\}?)?\([^()=]{1,12}\))"
+    r"\s{0,3}=\s{0,3}(.+)$",
+    re.S,
+)
 _ARITHMETIC = re.compile(
     r"[\d\s.,+\-−*/×÷^()!]{1,200}|[\d\s.,+\-−*/×÷^(){}!]*(?:\\(?:times|cdot|div|frac)[\d\s.,+\-−*/×÷^(){}!]*){1,20}"
 )
@@ -306,6 +314,7 @@ def clean_math(v: str, question: str) -> str:
     v = v.rstrip(".,;:。，；：").strip().strip('*`"“”').strip()
     v = v.lstrip("= ").strip()
     v = _TRAIL_UNIT_CMD.sub("", v).strip()
+    v = _DOMAIN_QUALIFIER.sub("", v).strip()  # "b + 1 - e^{-a t}, \\quad t > 0": the value, not its domain
     m = _VAR_EQ.match(v)
     if m and v.count("=") == 1 and not _EQUATION_ASKED.search(question):
         v = m.group(2).strip()  # "x = 12" answers "what is x": 12
@@ -327,7 +336,12 @@ def looks_math(v: str) -> bool:
     low = v.lower().strip()
     if low in _MATH_WORD_ANSWERS:
         return True
-    words = [w for w in re.findall(r"(?<![\\A-Za-z])[A-Za-z]{3,}", v) if w.lower() not in _MATH_WORDS]
+    # Capitalised abbreviations are symbols (MRS, SRMC, LRAC), not prose.
+    words = [
+        w
+        for w in re.findall(r"(?<![\\A-Za-z])[A-Za-z]{3,}", v)
+        if w.lower() not in _MATH_WORDS and not (w.isupper() and len(w) <= 5)
+    ]
     if words:
         return False  # prose, not a math answer ("Probability: 1/6" is parsed after its label)
     if any(ch.isdigit() for ch in v) or "\\" in v or "∞" in v or "π" in v:
@@ -386,7 +400,35 @@ def parse_math(head: str, question: str) -> tuple[str, str, str]:
     return OK, value, rest
 
 
+_INLINE_MATH = re.compile(r"\\\((.{1,200}?)\\\)|\$([^$]{1,200})\$")
 _NEG_WORDS = re.compile(r"\b(?:not|no|never|cannot|can't|isn't|wasn't|without)\b", re.I)
+_WORD_ANSWER = re.compile(r"[A-Za-z][A-Za-z'’-]{0,24}(?:\s[A-Za-z][A-Za-z'’-]{0,24}){0,2}")
+
+
+def boxed_answer(head: str, question: str) -> str | None:
+    """What a box holds, as written, when it is not a number or formula: "\\boxed{\\text{east}}",
+    "\\boxed{\\text{No real solutions}}" (a box states its answer by construction)."""
+    b = BOXED_AT.match(head)
+    inner = braced(head, b.end() - 1) if b else None
+    if inner is None:
+        return None
+    v = clean_math(inner, question)
+    return v if 0 < len(v) <= 200 and "\n" not in v else None
+
+
+def word_answer(head: str) -> str | None:
+    """A word answer after a strong claim: "\\boxed{\\text{east}}", "the final answer is east." (one to
+    three words, none of them commentary: "the answer is clear" is not an answer)."""
+    m = _MATH_FILLER.match(head)
+    s = head[m.end() :] if m else head
+    span = _math_span(s)
+    v = _TEXT_CMD.sub(r"\1", span).replace("$", "").strip().strip(".,;:!*`\"'“”").strip()
+    v = re.sub(r"^(?:the|an?)\s", "", v, flags=re.I).strip()
+    if not _WORD_ANSWER.fullmatch(v) or v.split()[0].lower() in P.NOT_AN_ANSWER_START:
+        return None
+    return v
+
+
 _UNITS = {
     w: n
     for n, w in enumerate(
@@ -478,6 +520,11 @@ def resolve_value(value: str | None, question: str, ix: Index | None) -> tuple[s
         status, answer, _ = parse_math(v, question)
         if status == OK:
             return "ok", answer
+        spans = [m.group(1) or m.group(2) for m in _INLINE_MATH.finditer(v)]
+        if status == JUNK and len(spans) == 1:  # "The length ... is \\(\\dfrac{32\\sqrt{3}}{3}\\) cm."
+            status, answer, _ = parse_math(spans[0], question)
+            if status == OK:
+                return "ok", answer
         if status == NEG:
             return "none", NO_VALID_ANSWER
         # A word answer in the answer field ("infinite", "no solution") is the answer as written.

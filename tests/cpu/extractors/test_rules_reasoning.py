@@ -1,0 +1,186 @@
+"""rules-3 on reasoning-model output: thought segmentation, commitment, and a reason for every non-answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from xfinder_ray import reasoning
+from xfinder_ray.extractors import rules
+from xfinder_ray.extractors.rules.text import trailing_loop
+from xfinder_ray.extractors.rules_eval import extraction_matches
+from xfinder_ray.judging import judge
+from xfinder_ray.records import NO_VALID_ANSWER, parse_answer_range, validate
+
+NVA = NO_VALID_ANSWER
+MATH = parse_answer_range(None, "math")
+LETTERS = parse_answer_range([[chr(65 + i), f"option {i}"] for i in range(10)], "alphabet_option")
+YES_NO = parse_answer_range(["Yes", "No"], "categorical_label")
+REASONING_DEV = (
+    Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "reasoning_dev" / "reasoning_dev.jsonl"
+)
+
+LOOP_MC = "Thinking. " + "The answer is (A). The answer is (C). The answer is (E). " * 6 + "The answer is"
+
+CASES = [
+    # (type, question, response, answer, reason)
+    (
+        "math",
+        "How many?",
+        "<think>3+4 = 7. So far we have 7. Then 7*2 = 14. Hmm, wait, maybe",
+        NVA,
+        "truncated",
+    ),
+    ("math", "How many?", "3+4=7. Then 7*2=14.\n</think>\n\nThe answer is \\boxed{14}.", "14", ""),
+    ("math", "How many?", "<think>So the answer is 14.\n</think>\n\n", "14", ""),
+    (
+        "math",
+        "n?",
+        "<|begin_of_thought|>\n\nSo n = 5. Let me verify: 5^2 = 25, and 25 - 3 = 22, which is",
+        NVA,
+        "truncated",
+    ),
+    (
+        "math",
+        "n?",
+        "<|begin_of_thought|>\nn = 5.\n<|end_of_thought|>\n<|begin_of_solution|>\nThus $n = \\boxed{5}$.\n<|end_of_solution|>",
+        "5",
+        "",
+    ),
+    (
+        "math",
+        "Which direction?",
+        "<think>...</think>\nThe final answer is \\boxed{\\text{east}}.",
+        "\\text{east}",
+        "",
+    ),
+    ("math", "Which direction?", "Going 3 km north. So the final answer is east.", "east", ""),
+    (
+        "math",
+        "How many goats and helicopters?",
+        "<think>x</think>\nThere are \\boxed{7} goats and \\boxed{4} helicopters.",
+        "7, 4",
+        "",
+    ),
+    (
+        "math",
+        "How many?",
+        "<think>x</think>\nSo the answer is \\boxed{9} (or \\boxed{7}, depending on it).",
+        NVA,
+        "hedged",
+    ),
+    (
+        "math",
+        "How far in km?",
+        "<think>x</think>\nIt is \\boxed{5\\text{ km}} or \\boxed{5000\\text{ m}}.",
+        "5",
+        "",
+    ),
+    ("math", "What is 3/4+1/8?", "First, 3/4 = 0.75 and 1/8 = 0.125. Adding them gives 0.875.", "0.875", ""),
+    ("math", "lcm?", "We get " + "= 232792560 " * 40, NVA, "loop"),
+    ("math", "Find f.", "Thus\n\\[\n\\boxed{f(t) = 2t + 1}\n\\]", "2t + 1", ""),
+    (
+        "alphabet_option",
+        "Q?",
+        "<|channel|>analysis<|message|>B fits.<|end|><|start|>assistant<|channel|>final<|message|>B<|return|>",
+        "B",
+        "",
+    ),
+    (
+        "alphabet_option",
+        "Q?",
+        "a) For the first part, the answer is (C). b) For the second part, the answer is (E).",
+        NVA,
+        "multi_part",
+    ),
+    ("alphabet_option", "Q?", LOOP_MC, NVA, "loop"),
+    ("alphabet_option", "Q?", "Several apply. The answer is (A, E, I).", NVA, "several"),
+    (
+        "alphabet_option",
+        "Q?",
+        "Profit = 100-50. The answer is (Not an option, but the profit is $50).",
+        NVA,
+        "out_of_range",
+    ),
+    ("alphabet_option", "Q?", "It's impossible to answer without that context.", NVA, "refusal"),
+    ("alphabet_option", "Q?", "The answer is B. Wait, actually it's C.", "C", ""),
+    ("alphabet_option", "Q?", "<think>Hmm, Mars is red so the answer is C. But wait", NVA, "truncated"),
+    (
+        "alphabet_option",
+        "Q?",
+        "The answer is (H).\n\nNow, let's总结以上答案: The answer is H. The answer is J. The answer is B.",
+        "H",
+        "",
+    ),
+    ("categorical_label", "Is it?", "<think>The sky is blue, so yes.</think>\nYes.", "Yes", ""),
+]
+
+
+@pytest.mark.parametrize(("kat", "question", "text", "answer", "reason"), CASES)
+def test_reasoning_phenomena(kat, question, text, answer, reason):
+    rng = {"math": MATH, "alphabet_option": LETTERS, "categorical_label": YES_NO}[kat]
+    e = rules.extract_scored(kat, question, text, rng)
+    assert (e.answer, e.reason) == (answer, reason)
+
+
+def test_every_non_answer_has_a_known_reason():
+    for kat, question, text, _, _ in CASES:
+        rng = {"math": MATH, "alphabet_option": LETTERS, "categorical_label": YES_NO}[kat]
+        e = rules.extract_scored(kat, question, text, rng)
+        assert (e.answer == NVA) == bool(e.reason)
+        assert not e.reason or e.reason in rules.NO_ANSWER_REASONS
+
+
+def test_open_thought_that_ends_on_a_final_box_still_answers():
+    text = "<think>Compute: 2+2 = 4. Checked twice.\n\n**Final Answer**\n\\boxed{4}"
+    assert rules.extract("math", "2+2?", text, MATH) == "4"
+
+
+def test_closed_thought_with_cut_off_final_uses_the_thoughts_last_answer():
+    text = "<think>So the answer is 12.</think>\n\nTo solve this, we first note that the number of"
+    e = rules.extract_scored("math", "n?", text, MATH)
+    assert (e.answer, e.confidence) == ("12", rules.UNSURE)
+
+
+def test_segment_families():
+    assert reasoning.segment("<think>a</think>b") == reasoning.Segments("a", "b", "closed", "think")
+    assert reasoning.segment("a</think>b").state == "closed"  # the opening tag was in the prompt
+    assert reasoning.segment("<think>a b c").state == "open"
+    assert reasoning.segment("◁think▷a◁/think▷b").final == "b"
+    s = reasoning.segment("<reasoning>r</reasoning><answer>42</answer>")
+    assert (s.thought, s.final) == ("r", "42")
+    assert reasoning.segment("plain text").state == "none"
+    assert reasoning.segment("analysis The user asks. assistantfinal B").final == " B"
+
+
+def test_trailing_loop_bounds():
+    assert trailing_loop("x = 1. " * 100)[0] == 0
+    assert trailing_loop("A normal ending sentence, written once.")[0] == -1
+    assert trailing_loop("ab" * 50)[0] == -1  # under the minimum length
+
+
+def test_long_loop_is_fast():
+    import time
+
+    text = "Let me recompute the sum. " * 40_000
+    t0 = time.perf_counter()
+    e = rules.extract_scored("math", "q", text, MATH)
+    assert time.perf_counter() - t0 < 2.0
+    assert (e.answer, e.reason) == (NVA, "loop")
+
+
+@pytest.mark.skipif(not REASONING_DEV.exists(), reason="the reasoning dev set is not in this checkout")
+@pytest.mark.parametrize("held_out", [False, True])
+def test_reasoning_dev_accuracy(held_out):
+    rows = [json.loads(x) for x in REASONING_DEV.read_text().splitlines() if x.strip()]
+    rows = [r for r in rows if bool(r.get("held_out")) == held_out]
+    right = judged = 0
+    for r in rows:
+        rec = validate(r)
+        got = rules.extract(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
+        right += extraction_matches(rec.key_answer_type, rec.answer_range, got, r["gold_key_answer"], judge)
+        judged += judge(rec.key_answer_type, rec.answer_range, got, rec.correct_answer) == r["gold_judgment"]
+    assert right / len(rows) >= 0.95
+    assert judged / len(rows) >= 0.97

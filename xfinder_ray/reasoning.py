@@ -1,0 +1,130 @@
+"""The structure of reasoning-model output: a thought, then the final part that commits to an answer.
+
+    segment(text) -> Segments(thought, final, state, family)
+
+Marker families in use (docs/rules.md, "Reasoning output"):
+
+    think     <think> ... </think> final       (the opening tag may have been in the prompt)
+    kimi      ◁think▷ ... ◁/think▷ final
+    sky       <|begin_of_thought|> ... <|end_of_thought|> <|begin_of_solution|> final <|end_of_solution|>
+    harmony   <|channel|>analysis<|message|> ... <|channel|>final<|message|> final   (gpt-oss; also
+              the text rendering with the special tokens dropped: "analysis... assistantfinal ...")
+    tags      <reasoning> ... </reasoning> <answer> final </answer>   (or the answer tag alone)
+
+`state` says how the thought ended: "none" (no markers: plain output), "closed" (the thought ended and
+the final part follows), "open" (the response stops inside the thought: cut off at the token cap, or
+the model never closed it). Used by `rules` (the committed answer is in the final part) and by the
+prompt stage (what of a long response to hand xFinder's 2,048-token window).
+
+Only literal markers are searched (str.find), so segmenting is linear in the text and bounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NONE, CLOSED, OPEN = "none", "closed", "open"
+
+
+@dataclass(frozen=True)
+class Segments:
+    thought: str  # the reasoning ("" without markers)
+    final: str  # what follows the thought: the whole text without markers, "" when still open
+    state: str  # none | closed | open
+    family: str  # think | kimi | sky | harmony | tags | "" (no markers)
+
+
+# (family, thought opener, thought closer, final opener, final closer); the openers may be absent
+# (a prompt that ends in "<think>\n"), the closers decide `closed`.
+_PAIRED = (
+    ("think", "<think>", "</think>", "", ""),
+    ("kimi", "◁think▷", "◁/think▷", "", ""),
+    ("sky", "<|begin_of_thought|>", "<|end_of_thought|>", "<|begin_of_solution|>", "<|end_of_solution|>"),
+    ("tags", "<reasoning>", "</reasoning>", "<answer>", "</answer>"),
+)
+_HARMONY_FINAL = ("<|channel|>final<|message|>", "<|channel|>final <|constrain|>", "assistantfinal")
+_HARMONY_ANALYSIS = ("<|channel|>analysis<|message|>", "<|channel|>analysis", "analysis<|message|>")
+_HARMONY_END = ("<|return|>", "<|end|>", "<|call|>")
+
+
+def segment(text: str) -> Segments:
+    """Split `text` into its thought and final part (see the module docstring)."""
+    if "<" not in text and "◁" not in text and "assistantfinal" not in text:
+        return Segments("", text, NONE, "")  # the common case: no marker can be present
+    harmony = _harmony(text)
+    if harmony is not None:
+        return harmony
+    for family, open_tag, close_tag, final_open, final_close in _PAIRED:
+        close = text.rfind(close_tag)
+        if close >= 0:
+            start = text.find(open_tag)
+            thought = text[start + len(open_tag) if 0 <= start < close else 0 : close]
+            final = text[close + len(close_tag) :]
+            return Segments(thought, _inner(final, final_open, final_close), CLOSED, family)
+        start = text.find(open_tag)
+        if start >= 0:
+            if final_open and final_open in text:  # a solution without the thought's closer
+                return Segments(text[start:], _inner(text, final_open, final_close), CLOSED, family)
+            return Segments(text[start + len(open_tag) :], "", OPEN, family)
+    return _answer_tag(text)
+
+
+def _answer_tag(text: str) -> Segments:
+    """An answer tag without a reasoning tag ("... <answer>42</answer>"): its content is the final
+    part; an answer tag never closed was cut off ("<answer>(8")."""
+    k = text.rfind("<answer>")
+    if k < 0:
+        return Segments("", text, NONE, "")
+    inner = text[k + len("<answer>") :]
+    end = inner.find("</answer>")
+    if end < 0:
+        return Segments(text, "", OPEN, "tags")
+    return Segments(text[:k], inner[:end], CLOSED, "tags")
+
+
+def _inner(final: str, opener: str, closer: str) -> str:
+    """The final part inside its own markers, where the family has them (<answer>...</answer>)."""
+    if opener:
+        k = final.find(opener)
+        if k >= 0:
+            final = final[k + len(opener) :]
+        k = final.rfind(closer)
+        if k >= 0:
+            final = final[:k]
+    return final
+
+
+def _harmony(text: str) -> Segments | None:
+    """gpt-oss Harmony channels: the `final` channel answers; `analysis` alone was cut off."""
+    for marker in _HARMONY_FINAL:
+        k = text.rfind(marker)
+        if k >= 0:
+            final = text[k + len(marker) :]
+            if marker.endswith("<|constrain|>"):  # "<|constrain|>json<|message|>{...}"
+                m = final.find("<|message|>")
+                final = final[m + len("<|message|>") :] if m >= 0 else final
+            for end in _HARMONY_END:
+                e = final.find(end)
+                if e >= 0:
+                    final = final[:e]
+            return Segments(_strip_harmony(text[:k]), final, CLOSED, "harmony")
+    for marker in _HARMONY_ANALYSIS:
+        k = text.find(marker)
+        if k >= 0:
+            return Segments(_strip_harmony(text[k + len(marker) :]), "", OPEN, "harmony")
+    return None
+
+
+def _strip_harmony(thought: str) -> str:
+    for token in (*_HARMONY_ANALYSIS, *_HARMONY_END, "<|start|>assistant", "<|message|>"):
+        thought = thought.replace(token, " ")
+    return thought
+
+
+def tail(text: str, chars: int) -> str:
+    """The last `chars` characters of text, starting at a line boundary where one is near."""
+    if len(text) <= chars:
+        return text
+    cut = len(text) - chars
+    nl = text.find("\n", cut, cut + 400)
+    return text[nl + 1 if nl >= 0 else cut :]
