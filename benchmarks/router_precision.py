@@ -4,7 +4,8 @@ router settles without the model, so its precision must be near 100%.
 python benchmarks/router_precision.py [more.jsonl ...]
 
 Sets: kaf_dev, real_dev (../shared/data), the shipped sample, the reasoning dev set
-(benchmarks/data/reasoning_dev; its held-out models reported apart), and any labelled JSONL given.
+(benchmarks/data/reasoning_dev) and the multiple-choice chain-of-thought set (benchmarks/data/mc_cot_dev),
+their held-out models reported apart, and any labelled JSONL given.
 Targets (issue #21): `certain` >= 99.5% precise on >= 40% of rows, `likely` >= 97%, tiers monotone.
 """
 
@@ -25,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 KAF_DEV = HERE.parents[1] / "shared" / "data" / "kaf_dev.jsonl"
 REAL_DEV = KAF_DEV.with_name("real_dev.jsonl")
 REASONING_DEV = HERE / "data" / "reasoning_dev" / "reasoning_dev.jsonl"
+MC_COT_DEV = HERE / "data" / "mc_cot_dev" / "mc_cot_dev.jsonl"
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -66,10 +68,11 @@ def main() -> None:
         if path.exists():
             results.append(evaluate(name, read_jsonl(path)))
     results.append(evaluate("sample", [r for r in read_sample() if r.get("defect") is None]))
-    if REASONING_DEV.exists():
-        rows = read_jsonl(REASONING_DEV)
-        results.append(evaluate("reasoning_dev (tuned)", [r for r in rows if not r.get("held_out")]))
-        results.append(evaluate("reasoning_dev (held out)", [r for r in rows if r.get("held_out")]))
+    for name, path in (("reasoning_dev", REASONING_DEV), ("mc_cot_dev", MC_COT_DEV)):
+        if path.exists():
+            rows = read_jsonl(path)
+            results.append(evaluate(f"{name} (tuned)", [r for r in rows if not r.get("held_out")]))
+            results.append(evaluate(f"{name} (held out)", [r for r in rows if r.get("held_out")]))
     for extra in sys.argv[1:]:
         results.append(evaluate(Path(extra).stem, read_jsonl(Path(extra))))
     print("BENCH_JSON " + json.dumps({"router": results}))

@@ -22,6 +22,9 @@ def main() -> int:
         # `rules` on real responses (benchmarks/data/zeroeval): single process vs lm-eval's regexes, then
         # the whole job on 100k of them (docs/performance.md, "Real-response corpus").
         [sys.executable, str(ROOT / "bench_rules_real.py")],
+        # reasoning-model output (#21): per-record cost by response length, then the whole job against
+        # one `xfinder-ray extract` process on 100k rows with 10% long reasoning responses.
+        [sys.executable, str(ROOT / "bench_reasoning.py")],
         # (a) the xfinder package, (b) bare vllm.LLM.generate, (c) the whole job: same records, model,
         # prompts and decoding (docs/performance.md, "Side by side"). About 5 minutes on a quiet machine.
         [

@@ -10,7 +10,6 @@ Two tiers. (1) Pure-Python fast path (`math_normalize`): normalized-string equal
 from __future__ import annotations
 
 import threading
-from dataclasses import asdict
 
 from .bounded import get_verifier
 from .math_normalize import MathAnswer, compare_fast, prepare
@@ -61,5 +60,12 @@ def stats() -> dict[str, int]:
     """Counters for this process: comparisons, fast-path verdicts, worker calls, timeouts, crashes..."""
     with _stats_lock:
         out = dict(_counts)
-    out.update({f"worker_{k}": v for k, v in asdict(get_verifier().stats).items()})
+    out.update({f"worker_{k}": v for k, v in vars(get_verifier().stats).items()})
     return out
+
+
+def bound_counts() -> tuple[int, int, int, int]:
+    """(timeouts, crashes, busy, over the size cap): this process's comparisons a bound stopped.
+    Read before and after one comparison (per math row), so it must cost next to nothing."""
+    w = get_verifier().stats
+    return w.timeouts, w.crashes, w.busy, _counts["over_cap"]

@@ -11,6 +11,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import lru_cache
 from math import gcd
 
 MAX_MATH_CHARS = 2_000
@@ -667,6 +668,7 @@ class MathAnswer:
         return [self.text] if union is None else [self.text, union]
 
 
+@lru_cache(maxsize=16_384)  # a gold answer recurs for every model scored on its question
 def prepare(raw: str) -> MathAnswer:
     if len(raw) > MAX_MATH_CHARS:
         return MathAnswer(raw=raw, text="", canon="", over_cap=True)

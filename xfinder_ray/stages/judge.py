@@ -15,20 +15,14 @@ import pandas as pd
 
 from xfinder_ray.extractors import rules_no_answer_reason
 from xfinder_ray.judging import judge
-from xfinder_ray.judging import stats as math_stats
+from xfinder_ray.judging.math_equiv import bound_counts
 from xfinder_ray.parsing import parse_output
 from xfinder_ray.records import NO_VALID_ANSWER, parse_answer_range
 from xfinder_ray.stages.rows import rejected_by, row_stage
 
-# math_equiv.stats() counters -> the name a row's `comparison_bound` gets when that bound stopped it.
-BOUND_COUNTERS = ("worker_timeouts", "worker_crashes", "worker_busy", "over_cap")
+# math_equiv.bound_counts(), in order -> the name a row's `comparison_bound` gets when that bound stopped it.
 BOUND_NAMES = ("timeout", "crash", "busy", "size_cap")
-
-
-def _bound_hits() -> tuple[int, ...]:
-    """This process's counts of math comparisons stopped by a bound (time, crash, size...)."""
-    c = math_stats()
-    return tuple(c.get(k, 0) for k in BOUND_COUNTERS)
+_bound_hits = bound_counts  # this process's counts of math comparisons stopped by a bound
 
 
 def _no_answer_reason(

@@ -38,6 +38,9 @@ def rec(kat, out, rng=None):
         ("categorical_label", "It asks where.\nThe answer is Location.", ["Person", "Location"], "Location"),
         ("math", "2 + 2 = 4\n#### 4", None, "4"),
         ("math", "So the final answer is $\\boxed{-12.5}$.", None, "-12.5"),
+        # rules-3: a chain that concludes on one compact value, stated once, is settled too
+        ("math", "Half of one is a half.\nThe answer is \\frac{1}{2}.", None, "\\frac{1}{2}"),
+        ("alphabet_option", "B fits.\nThe answer is (B).\n\nQuestion: next one", None, "B"),
     ],
 )
 def test_settles_restricted_format_answers(kat, out, rng, expected):
@@ -54,7 +57,7 @@ def test_settles_restricted_format_answers(kat, out, rng, expected):
         ("alphabet_option", "The answer is (B).\nBut I am not sure.", None),  # not the last line
         ("alphabet_option", "I think B.", None),  # no restricted claim
         ("categorical_label", "The answer is probably Location.", ["Person", "Location"]),
-        ("math", "The answer is \\frac{1}{2}.", None),  # an expression: the model decides
+        ("math", "The answer is x^2 + 2x + 1 for every x.", None),  # a spaced formula: the model reads it
         ("math", "The answer is 4, or maybe 5.", None),
         ("math", "First \\boxed{3}, then the answer is \\boxed{4}.", None),  # two boxed values
         ("math", "", None),

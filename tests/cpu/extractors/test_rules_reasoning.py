@@ -18,9 +18,9 @@ NVA = NO_VALID_ANSWER
 MATH = parse_answer_range(None, "math")
 LETTERS = parse_answer_range([[chr(65 + i), f"option {i}"] for i in range(10)], "alphabet_option")
 YES_NO = parse_answer_range(["Yes", "No"], "categorical_label")
-REASONING_DEV = (
-    Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "reasoning_dev" / "reasoning_dev.jsonl"
-)
+DATA = Path(__file__).resolve().parents[3] / "benchmarks" / "data"
+REASONING_DEV = DATA / "reasoning_dev" / "reasoning_dev.jsonl"
+MC_COT_DEV = DATA / "mc_cot_dev" / "mc_cot_dev.jsonl"
 
 LOOP_MC = "Thinking. " + "The answer is (A). The answer is (C). The answer is (E). " * 6 + "The answer is"
 
@@ -115,6 +115,14 @@ CASES = [
         "",
     ),
     ("categorical_label", "Is it?", "<think>The sky is blue, so yes.</think>\nYes.", "Yes", ""),
+    ("categorical_label", "Is it?", "Yes and no. It depends on the context.", NVA, "hedged"),
+    (
+        "math",
+        "Find the ODE.",
+        "Setting up the model we obtain the equation\n\ndx/dt = kx - a",
+        "dx/dt = kx - a",
+        "",
+    ),
 ]
 
 
@@ -171,10 +179,11 @@ def test_long_loop_is_fast():
     assert (e.answer, e.reason) == (NVA, "loop")
 
 
-@pytest.mark.skipif(not REASONING_DEV.exists(), reason="the reasoning dev set is not in this checkout")
+@pytest.mark.parametrize("path", [REASONING_DEV, MC_COT_DEV], ids=["reasoning_dev", "mc_cot_dev"])
 @pytest.mark.parametrize("held_out", [False, True])
-def test_reasoning_dev_accuracy(held_out):
-    rows = [json.loads(x) for x in REASONING_DEV.read_text().splitlines() if x.strip()]
+def test_real_reasoning_sets_accuracy(path, held_out):
+    """Extraction >= 95% and judgment >= 97% on each real set, tuned and held-out models apart."""
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     rows = [r for r in rows if bool(r.get("held_out")) == held_out]
     right = judged = 0
     for r in rows:
@@ -182,5 +191,22 @@ def test_reasoning_dev_accuracy(held_out):
         got = rules.extract(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
         right += extraction_matches(rec.key_answer_type, rec.answer_range, got, r["gold_key_answer"], judge)
         judged += judge(rec.key_answer_type, rec.answer_range, got, rec.correct_answer) == r["gold_judgment"]
-    assert right / len(rows) >= 0.95
-    assert judged / len(rows) >= 0.97
+    assert right / len(rows) >= 0.95, right / len(rows)
+    assert judged / len(rows) >= 0.97, judged / len(rows)
+
+
+@pytest.mark.parametrize("path", [REASONING_DEV, MC_COT_DEV], ids=["reasoning_dev", "mc_cot_dev"])
+def test_certain_tier_is_precise(path):
+    """The router settles `certain` rows without the model: they must be right."""
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    certain = wrong = 0
+    for r in rows:
+        rec = validate(r)
+        e = rules.extract_scored(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
+        if e.confidence == rules.CERTAIN:
+            certain += 1
+            wrong += not extraction_matches(
+                rec.key_answer_type, rec.answer_range, e.answer, r["gold_key_answer"], judge
+            )
+    assert certain >= 0.3 * len(rows)
+    assert wrong <= 0.005 * certain

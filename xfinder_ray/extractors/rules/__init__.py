@@ -42,7 +42,7 @@ from xfinder_ray.extractors.rules.decide import (
     decide_prose,
     restricted_answer,
 )
-from xfinder_ray.extractors.rules.text import MAX_QUESTION, prepare, trailing_loop, truncated
+from xfinder_ray.extractors.rules.text import MAX_QUESTION, cut_at_stop, prepare, trailing_loop, truncated
 from xfinder_ray.extractors.rules.values import resolve_value
 from xfinder_ray.parsing import is_no_valid_answer
 from xfinder_ray.records import NO_VALID_ANSWER, AnswerRange
@@ -99,29 +99,41 @@ def extract_scored(
 
 def _extract(key_answer_type: str, question: str, llm_output: str, answer_range: AnswerRange) -> Extraction:
     kat = (key_answer_type or "").strip()
-    text = prepare(llm_output, kat)
-    if not text.strip() or is_no_valid_answer(text):
-        return Extraction(NO_VALID_ANSWER, LIKELY, "none_found")
+    raw = cut_at_stop(llm_output)
     question = (question or "")[:MAX_QUESTION]
-    ix = None if kat == MATH else index_for(kat, answer_range)
-    seg = reasoning.segment(text)
+    # Segment first, then prepare only the part that is read: a long thought is never scanned whole.
+    seg = reasoning.segment(raw)
+    if seg.state == reasoning.NONE:
+        text = prepare(raw, kat)
+        if not text.strip() or is_no_valid_answer(text):
+            return Extraction(NO_VALID_ANSWER, LIKELY, "none_found")
+        return _extract_part(text, kat, question, _index(kat, answer_range))
+    ix = _index(kat, answer_range)
+    thought_tail = prepare(reasoning.tail(seg.thought, THOUGHT_TAIL), kat)
     if seg.state == reasoning.OPEN:
-        return _open_thought(seg.thought, kat, question, ix)
-    if seg.state == reasoning.CLOSED:
-        final = _extract_part(seg.final, kat, question, ix)
-        if final.answer != NO_VALID_ANSWER or final.reason not in ("none_found", "truncated"):
-            return _settled(final, seg.final, question, ix)
-        # The final part is empty or cut off before committing: the thought's last stated answer.
-        thought = _extract_part(reasoning.tail(seg.thought, THOUGHT_TAIL), kat, question, ix)
-        if thought.answer == NO_VALID_ANSWER:
-            return final
-        return Extraction(thought.answer, UNSURE)
-    return _extract_part(text, kat, question, ix)
+        return _open_thought(thought_tail, len(seg.thought), question, ix)
+    final_text = prepare(seg.final, kat)
+    final = _extract_part(final_text, kat, question, ix)
+    if final.answer != NO_VALID_ANSWER or final.reason not in ("none_found", "truncated"):
+        return _settled(final, final_text, question, ix)
+    # The final part is empty or cut off before committing: the thought's last stated answer.
+    thought = _extract_part(thought_tail, kat, question, ix)
+    if thought.answer == NO_VALID_ANSWER:
+        return final
+    return Extraction(thought.answer, UNSURE)
+
+
+def _index(kat: str, answer_range: AnswerRange):
+    return None if kat == MATH else index_for(kat, answer_range)
 
 
 def _settled(e: Extraction, final: str, question: str, ix) -> Extraction:
     """A closed thought's final part that states one answer, whole, and nothing else: certain."""
-    if e.confidence != LIKELY or e.answer == NO_VALID_ANSWER or len(final) > MAX_SETTLED_FINAL:
+    if e.answer == NO_VALID_ANSWER or len(final) > MAX_SETTLED_FINAL:
+        return e
+    if _BARE_DECOR.sub("", final) == e.answer:  # "</think> Yes.", "<answer>8</answer>", "\\boxed{8}"
+        return Extraction(e.answer, CERTAIN)
+    if e.confidence != LIKELY:
         return e
     if truncated(final) or claim_values(final, question, ix) != {e.answer}:
         return e
@@ -130,21 +142,27 @@ def _settled(e: Extraction, final: str, question: str, ix) -> Extraction:
     return Extraction(e.answer, CERTAIN)
 
 
-MAX_SETTLED_FINAL = 4_000  # a final part longer than this is a solution write-up, not a statement
+MAX_SETTLED_FINAL = 4_000
+_BARE_DECOR = re.compile(
+    r"^[\s$*(]*(?:\\boxed\{)?|\}?[\s$*.)]*$"
+)  # a final part longer than this is a solution write-up, not a statement
+
+LONG_OPEN_THOUGHT = 8_000  # characters
 
 # How much of a thought's end is read for its last stated answer.
 THOUGHT_TAIL = 6_000
 
 
-def _open_thought(thought: str, kat: str, question: str, ix) -> Extraction:
+def _open_thought(tail: str, length: int, question: str, ix) -> Extraction:
     """Cut off inside an open thought: no commitment -- unless the thought ends, whole, on a final
     answer (a model that never wrote its closing tag: "... **Final Answer** \\boxed{5}")."""
-    tail = reasoning.tail(thought, THOUGHT_TAIL)
+    # tail: the thought's last THOUGHT_TAIL characters, prepared; length: the whole thought's.
     if truncated(tail) or trailing_loop(tail)[0] >= 0:
         return Extraction(NO_VALID_ANSWER, CERTAIN if truncated(tail) else LIKELY, "truncated")
     last = decide_final_statement(tail, question, ix)
     if last is None:
-        return Extraction(NO_VALID_ANSWER, LIKELY, "truncated")
+        # A long thought that never closed ran into the token cap.
+        return Extraction(NO_VALID_ANSWER, CERTAIN if length >= LONG_OPEN_THOUGHT else LIKELY, "truncated")
     return Extraction(last, UNSURE)
 
 
@@ -183,9 +201,29 @@ def _extract_part(text: str, kat: str, question: str, ix, loops: bool = True) ->
             return Extraction(NO_VALID_ANSWER, LIKELY, "truncated")
         text = before
     answer, confidence, reason = decide_prose(text, question, ix)
-    if confidence == LIKELY and restricted_answer(text, kat, ix) == answer:
+    if confidence == LIKELY and (restricted_answer(text, kat, ix) == answer or _ends_on_one_box(text)):
         confidence = CERTAIN
     return Extraction(answer, confidence, reason)
+
+
+def _ends_on_one_box(text: str) -> bool:
+    """A worked solution that ends on its box, whole, and boxes nothing else: "... = 12.\n\n\\boxed{12}"."""
+    tail = text[-MAX_ONE_BOX_TAIL:]
+    k = tail.rfind("\\boxed{")
+    if k < 0 or truncated(text):
+        return False
+    boxes = set(_BOX_CONTENT.findall(tail))
+    end = tail.find("}", k)
+    after = tail[end + 1 :] if end >= 0 else "x"
+    return (
+        len(boxes) == 1
+        and len(after.strip(" \t\n$.*)]}\\")) <= 2
+        and text.count("\\boxed{") == tail.count("\\boxed{")
+    )
+
+
+MAX_ONE_BOX_TAIL = 3_000
+_BOX_CONTENT = re.compile(r"\\boxed\{([^{}]{0,80}(?:\{[^{}]{0,40}\}[^{}]{0,40}){0,4})\}")
 
 
 def _looping(text: str, start: int, period: int, kat: str, question: str, ix) -> Extraction | None:

@@ -149,6 +149,7 @@ _NEEDS = {
 # The words FWD_ANSWER starts with (its answer nouns): it is matched where they occur, not scanned
 # over the whole text -- a case-insensitive alternation scan costs ~50 ns a character in Python.
 _ANSWER_NOUNS = ("answer", "label", "classif", "categor", "predict", "verdict", "sentiment", "output")
+_MATH_ANSWER_NOUNS = ("answer", "predict")  # of _ANSWER_NOUNS, the ones a math answer is stated with
 _VERB_STARTS = (
     "i ",
     "i'",
@@ -249,6 +250,12 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
         for m in P.FWD_STRONG_VERB.finditer(text):
             add(Claim(m.start(), m.end(), P.STRONG))
     for m in _anchored(P.FWD_ANSWER, text, low, _ANSWER_NOUNS):
+        if (
+            math
+            and not text.startswith(_MATH_ANSWER_NOUNS, m.start())
+            and not low.startswith(_MATH_ANSWER_NOUNS, m.start() + 1)
+        ):
+            continue  # "the output: v = v", "label: x" name no math answer
         add(Claim(m.start(), m.end(), P.HEDGED if m.group("hedge") else _CONTEXT))
     if needs("option"):
         for m in P.FWD_OPTION.finditer(text):

@@ -13,6 +13,7 @@ from xfinder_ray.extractors.rules.text import (
     MAX_QUESTION,
     MENTION_WINDOW,
     VALUE_WINDOW,
+    is_formula_line,
     truncated,
 )
 from xfinder_ray.extractors.rules.values import (
@@ -168,6 +169,8 @@ def _fallback_choice(text: str, question: str, ix: Index) -> tuple[str, str]:
         status, value, rest = parse_choice(stripped[:300], ix)
         if status == OK and rest[:1] in (",", ".", "!", ";", ":", "\n"):
             return value, ""
+    if parse_choice(stripped[:300], ix)[0] == AMBIG:
+        return NO_VALID_ANSWER, "hedged"  # opens on two answers at once: "Yes and no.", "B or C."
     lo, why = _answerable_from(text)
     if lo < 0:
         return NO_VALID_ANSWER, why
@@ -225,6 +228,9 @@ def _fallback_math(text: str, question: str) -> tuple[str, str]:
     # The last line with a number: its value after a label ("In total: 15,000 bottles"), after the
     # last "=", or its last number.
     lines = stripped[-MENTION_WINDOW:].split("\n")
+    equation = _equation_answer(lines, question)
+    if equation is not None:
+        return equation, ""
     for line in reversed(lines[-50:]):
         if not any(ch.isdigit() for ch in line):
             continue
@@ -253,6 +259,21 @@ def _fallback_math(text: str, question: str) -> tuple[str, str]:
                 return value, ""
         break
     return NO_VALID_ANSWER, _why_none(text)
+
+
+_EQUATION_WORD = re.compile(r"\b(?:equation|ODE|differential\s{1,3}equation|model|relation|law)\b", re.I)
+
+
+def _equation_answer(lines: list[str], question: str) -> str | None:
+    """A response that ends on a standalone equation it introduced as the result ("... we obtain
+    the equation\n\ndx/dt = kx - a"), or that the question asks for, answers with the equation."""
+    body = [ln for ln in lines if ln.strip()]
+    if not body or not is_formula_line(body[-1]):
+        return None
+    before = " ".join(body[-3:-1])[-200:]
+    if not (_EQUATION_WORD.search(before) or _EQUATION_WORD.search(question[:MAX_QUESTION])):
+        return None
+    return body[-1].strip().strip("$").rstrip(".").strip()
 
 
 # The last-line fallback reads responses up to this long (a short worked answer); longer reasoning
@@ -324,7 +345,10 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
                 return NO_VALID_ANSWER, UNSURE, "truncated" if truncated(text) else "hedged"
             chosen = scan.best_initial
     if chosen is not None:
-        return _committed(text, chosen, question, ix)
+        answer, confidence, why = _committed(text, chosen, question, ix)
+        if confidence == LIKELY and _concludes(text, claims, chosen, question, ix):
+            confidence = CERTAIN
+        return answer, confidence, why
     answer, why = _fallback_math(text, question) if ix is None else _fallback_choice(text, question, ix)
     if answer != NO_VALID_ANSWER and _fluctuates(
         text, max(0, len(text) - MENTION_WINDOW), answer, ix, committed=False
@@ -349,6 +373,34 @@ def _committed(text: str, chosen: Claim, question: str, ix: Index | None) -> tup
     if _fluctuates(text, chosen.start, chosen.value, ix, committed=True):
         return NO_VALID_ANSWER, UNSURE, "hedged"
     return chosen.value, (LIKELY if chosen.tier >= P.NORMAL else UNSURE), ""
+
+
+MAX_CONCLUSION_TAIL = 200  # characters after the concluding claim's value
+MAX_CONSISTENT_CLAIMS = 50
+# Doubt around the concluding claim keeps it `likely`: "The answer is probably C", "... C, I think."
+_DOUBT = re.compile(
+    r"\b(?:probably|likely|maybe|perhaps|possibly|presumably|I\s{1,3}(?:think|guess|believe|suppose)|not\s{1,3}(?:sure|certain)"
+    r"|unsure|could|might|seems?)\b|\?",
+    re.I,
+)
+
+
+def _concludes(text: str, claims: list[Claim], chosen: Claim, question: str, ix: Index | None) -> bool:
+    """The chosen claim ends the response and every explicit claim in it names the same answer: a
+    chain of thought that concludes "The answer is (C)." once, or repeats it, and nothing else."""
+    if chosen.backward or chosen.tier < P.NORMAL or len(text) - chosen.pos > MAX_CONCLUSION_TAIL:
+        return False
+    if truncated(text) or _DOUBT.search(text, max(0, chosen.start - 60)):
+        return False
+    if ix is None and (len(chosen.value) > 40 or " " in chosen.value.strip()):
+        return False  # a long or spaced formula: the model reads its form better
+    for c in claims[-MAX_CONSISTENT_CLAIMS:]:
+        parse_claim(text, c, ix, question)
+        if c.tier < P.NORMAL:
+            continue
+        if c.status in (AMBIG, OUT) or (c.status == OK and c.value != chosen.value):
+            return False
+    return len(claims) <= MAX_CONSISTENT_CLAIMS
 
 
 # ---------------------------------------------------------------------------------------------

@@ -178,7 +178,7 @@ HEDGE = re.compile(
     r"\b(?:it|this|that|answer|one|they)\s{1,3}(?:could|might|may)\s{1,3}(?:also\s{1,3}|possibly\s{1,3}|"
     r"equally\s{1,3}|well\s{1,3})?be\b"
     r"|\b(?:could|might|may)\s{1,3}also\s{1,3}be\b"
-    r"|\bmaybe\b|\bperhaps\b|\bor\s{1,3}possibly\b"
+    r"|\bmaybe\b|\bperhaps\b|\bor\s{1,3}possibly\b|\byes\s{1,3}and\s{1,3}no\b"
     r"|\beither\b(?=[^.\n]{0,80}\bor\b)"
     r"|\bnot\s{1,3}(?:entirely\s{1,3}|completely\s{1,3}|totally\s{1,3}|quite\s{1,3}|100%\s{1,3}|really\s{1,3})?"
     r"(?:sure|certain)\b|\bunsure\b|\btorn\s{1,3}between\b"

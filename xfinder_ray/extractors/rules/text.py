@@ -21,13 +21,19 @@ MAX_MENTION_CANDIDATES = 200  # larger ranges skip mention-based steps (cost gro
 MAX_QUESTION = 20_000
 
 
-def prepare(llm_output: object, kat: str) -> str:
+def cut_at_stop(llm_output: object) -> str:
+    """The response as a string, up to the first stop string (a chat template's end-of-turn token)."""
     text = llm_output if isinstance(llm_output, str) else ("" if llm_output is None else str(llm_output))
     if "<" in text:  # every stop string starts with "<" (thought markers are xfinder_ray.reasoning's)
         for stop in STOP_STRINGS:
             cut = text.find(stop)
             if cut >= 0:
                 text = text[:cut]
+    return text
+
+
+def prepare(llm_output: object, kat: str) -> str:
+    text = cut_at_stop(llm_output)
     if len(text) > MAX_SCAN:
         text = text[:HEAD] + "\n\n" + text[-TAIL:]
     if "\r" in text:
@@ -78,12 +84,27 @@ def truncated(text: str) -> bool:
         return True  # cut off right after opening a formula: "... we obtain $"
     if last.isalpha():
         line = t[t.rfind("\n") + 1 :]
+        if is_formula_line(line):
+            return False  # "dx/dt = kx - a" ends a formula, not a sentence
         words = line.split()
         if len(words) > 1 and words[-1] in _DANGLING:
             return True
         # A long unpunctuated last line is cut off; "Label: World" and "The answer is B" are not.
         return len(words) >= 7 and ":" not in line
     return False
+
+
+_FORMULA_LINE = re.compile(
+    r"[\s$\\(\[]*[A-Za-z0-9_{}^()/'+\-*., \\]{1,80}=[A-Za-z0-9_{}^()/'+\-*., \\]{1,80}[\s$.)\]]*"
+)
+
+
+def is_formula_line(line: str) -> bool:
+    """A line that is one equation and no prose: "dx/dt = kx - a", "$y = 2x + 1$"."""
+    line = line.strip()
+    if len(line) > 160 or not _FORMULA_LINE.fullmatch(line):
+        return False
+    return not any(len(w) >= 4 and w.isalpha() for w in re.split(r"[^A-Za-z]+", line.replace("\\frac", "")))
 
 
 def _open_math(tail: str) -> bool:

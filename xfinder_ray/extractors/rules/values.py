@@ -422,6 +422,8 @@ def word_answer(head: str) -> str | None:
     m = _MATH_FILLER.match(head)
     s = head[m.end() :] if m else head
     span = _math_span(s)
+    if s[len(span) :].strip()[:1] not in ("", ".", "!", "\n"):
+        return None  # "the final answer is encapsulated as follows: ..." goes on: not a word answer
     v = _TEXT_CMD.sub(r"\1", span).replace("$", "").strip().strip(".,;:!*`\"'“”").strip()
     v = re.sub(r"^(?:the|an?)\s", "", v, flags=re.I).strip()
     if not _WORD_ANSWER.fullmatch(v) or v.split()[0].lower() in P.NOT_AN_ANSWER_START:
