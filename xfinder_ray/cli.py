@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 from xfinder_ray import records
-from xfinder_ray.prompts import CHECKPOINTS, FORMATS, TRAINING_MAX_LENGTH, render_prompt
+from xfinder_ray.prompts import CHECKPOINTS, FORMATS, REASONING, TRAINING_MAX_LENGTH, render_prompt
 
 RowFn = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -107,6 +107,7 @@ def cmd_prompt(args: argparse.Namespace) -> RowFn:
             checkpoint=args.checkpoint,
             fmt=args.format,
             max_prompt_tokens=args.max_prompt_tokens,
+            reasoning=args.reasoning,
         )
         return {**row, "prompt": rendered.prompt, "truncated": rendered.truncated}
 
@@ -277,6 +278,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--checkpoint", choices=CHECKPOINTS, default="xFinder-qwen1505")
     sp.add_argument("--format", choices=FORMATS, default="training")
     sp.add_argument("--max-prompt-tokens", type=int, default=TRAINING_MAX_LENGTH - 32)
+    sp.add_argument(
+        "--reasoning",
+        choices=REASONING,
+        default="final",
+        help="what of a reasoning response the prompt holds, as the job's xfinder.reasoning (docs/prompts.md)",
+    )
     sp.set_defaults(make=cmd_prompt)
 
     from xfinder_ray.extractors import record_extractor_names

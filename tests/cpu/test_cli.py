@@ -162,3 +162,15 @@ def test_a_config_error_found_while_running_is_one_line(tmp_path, setting, messa
     assert "Traceback" not in r.stderr, r.stderr
     ours = [line for line in r.stderr.splitlines() if line.startswith("xfinder-ray:")]
     assert len(ours) == 1 and ours[0].startswith(message), r.stderr
+
+
+def test_prompt_reasoning_hands_xfinder_the_final_part():
+    think = dict(
+        GOOD, llm_output="<think>Maybe work? No: children learn at school.</think>\nThe answer is (B)."
+    )
+    for setting, thought_kept in (("final", False), ("full", True)):
+        r = cli("prompt", "--reasoning", setting, stdin=json.dumps(think) + "\n")
+        assert r.returncode == 0, r.stderr
+        prompt = lines(r.stdout)[0]["prompt"]
+        assert "The answer is (B)." in prompt
+        assert ("Maybe work?" in prompt) is thought_kept

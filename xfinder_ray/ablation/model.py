@@ -51,7 +51,7 @@ def settings(a: AblationConfig, name: str) -> XFinderConfig:
 
 
 def check_settings(a: AblationConfig, name: str) -> None:
-    from xfinder_ray.prompts import CHECKPOINTS, FORMATS
+    from xfinder_ray.prompts import CHECKPOINTS, FORMATS, REASONING
 
     label = name[len(PREFIX) :]
     if not label:
@@ -63,6 +63,7 @@ def check_settings(a: AblationConfig, name: str) -> None:
     for field, value, allowed in (
         ("checkpoint", x.checkpoint, CHECKPOINTS),
         ("prompt_format", x.prompt_format, FORMATS),
+        ("reasoning", x.reasoning, REASONING),
         ("device", x.device, ("auto", "gpu", "cpu")),
     ):
         if value not in allowed:

@@ -298,3 +298,9 @@ def test_an_interrupted_ablation_resumes_where_it_stopped(ray_local, tmp_path):
     os.remove(out / "manifest.json")
     with pytest.raises(OutputExists, match="different job"):
         run(out, "output.overwrite=false", "ablation.comparators=[math-verify]")
+
+
+def test_config_rejects_an_unknown_reasoning_setting():
+    overrides = ["ablation.extractors=[rules,xfinder:mine]", "ablation.xfinder.mine.reasoning=thoughts"]
+    with pytest.raises(ConfigError, match=r"ablation\.xfinder\.mine\.reasoning='thoughts'"):
+        load_ablation_config(REPO / "configs" / "ablation.yaml", overrides)
