@@ -157,7 +157,11 @@ def trailing_loop(text: str) -> tuple[int, int]:
         period = n - _LOOP_PROBE - k
         if period > LOOP_MAX_PERIOD:
             break
-        if period > 0:
+        # A loop covering `need` characters repeats each of its last need - period characters one
+        # period earlier: one slice comparison rules most candidates out.
+        need = max(LOOP_MIN_CHARS, LOOP_MIN_REPEATS * period)
+        m = need - period
+        if period > 0 and need <= len(t) and t[-m:] == t[-need:-period]:
             start = _periodic_from(t, period)  # over the whole text: a loop may fill all of it
             if len(t) - start >= max(LOOP_MIN_CHARS, LOOP_MIN_REPEATS * period):
                 return start, period
