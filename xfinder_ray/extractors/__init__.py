@@ -52,7 +52,7 @@ def rules_no_answer_reason(key_answer_type: str, question: str, llm_output: str,
     from xfinder_ray.extractors import rules
 
     e = rules.extract_scored(key_answer_type, question, llm_output, answer_range)
-    return (e.reason or "none_found") if e.answer == NO_VALID_ANSWER else "none_found"
+    return e.no_answer_reason or "none_found"
 
 
 def get_scored_extractor(name: str) -> Callable[[Record], Scored]:
@@ -65,8 +65,7 @@ def get_scored_extractor(name: str) -> Callable[[Record], Scored]:
 
         def scored(rec: Record) -> Scored:
             e = rules.extract_scored(rec.key_answer_type, rec.question, rec.llm_output, rec.answer_range)
-            reason = (e.reason or "none_found") if e.answer == NO_VALID_ANSWER else None
-            return e.answer, e.confidence, reason
+            return e.answer, e.confidence, e.no_answer_reason
 
         return scored
     extract = get_record_extractor(name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from xfinder_ray.extractors.router import ROUTER_VERSION, strict_extraction
-from xfinder_ray.records import FIELDS, NO_VALID_ANSWER, validate
+from xfinder_ray.records import FIELDS, validate
 from xfinder_ray.stages.cache import flag
 from xfinder_ray.stages.rows import row_stage
 
@@ -23,10 +23,7 @@ def _route(rows: pd.DataFrame) -> pd.DataFrame:
         routed=[e is not None for e in settled],
         extractor=[ROUTED_BY if e is not None else None for e in settled],
         confidence=[e.confidence if e is not None else None for e in settled],
-        no_answer_reason=[
-            (e.reason or "none_found") if e is not None and e.answer == NO_VALID_ANSWER else None
-            for e in settled
-        ],
+        no_answer_reason=[e.no_answer_reason if e is not None else None for e in settled],
     )
 
 

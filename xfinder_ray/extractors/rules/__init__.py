@@ -82,6 +82,12 @@ class Extraction:
     confidence: str  # certain | likely | unsure
     reason: str = ""  # "" for an answer; for [No valid answer] one of NO_ANSWER_REASONS
 
+    @property
+    def no_answer_reason(self) -> str | None:
+        """The reason as written to judgments/: None for an answer (extract_scored sets one for every
+        [No valid answer])."""
+        return self.reason or None
+
 
 def extract_scored(
     key_answer_type: str, question: str, llm_output: str, answer_range: AnswerRange

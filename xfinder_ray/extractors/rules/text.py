@@ -32,8 +32,8 @@ def cut_at_stop(llm_output: object) -> str:
     return text
 
 
-def prepare(llm_output: object, kat: str) -> str:
-    text = cut_at_stop(llm_output)
+def prepare(text: str, kat: str) -> str:
+    """`text` (already cut at the stop strings: cut_at_stop) made ready for the claim scans."""
     if len(text) > MAX_SCAN:
         text = text[:HEAD] + "\n\n" + text[-TAIL:]
     if "\r" in text:
