@@ -117,6 +117,8 @@ _SQRT_PAREN = re.compile(r"(?<!\\)\bsqrt\s*\(([^()]{1,200})\)|\\sqrt\s*\(([^()]{
 _BARE_PI = re.compile(r"(?<![\\A-Za-z])pi(?![A-Za-z])")
 _BARE_INF = re.compile(r"(?<![\\A-Za-z])(?:infinity|inf)(?![A-Za-z])")
 _SPACE = re.compile(r"\s+")
+# A word set in a text or roman font is the word: "\\text{SRMC} = \\text{LRMC}" reads as "SRMC=LRMC".
+_FONT_WORD = re.compile(r"\\(?:text|textrm|mathrm|textbf|mathbf|operatorname)\s*\{([A-Za-z]+)\}")
 # Spaces matter only between letters ("\pi r", "x y"); elsewhere they are layout.
 _LAYOUT_SPACE = re.compile(r" (?![A-Za-z])|(?<![A-Za-z]) ")
 
@@ -680,7 +682,7 @@ def prepare(raw: str) -> MathAnswer:
         body = text[: m.start()].strip()
     else:
         body = text
-    canon = _LAYOUT_SPACE.sub("", _SPACE.sub(" ", body))
+    canon = _LAYOUT_SPACE.sub("", _SPACE.sub(" ", _FONT_WORD.sub(r"\1", body)))
     var = None
     value_part = body
     vm = _VAR_PREFIX.fullmatch(body)

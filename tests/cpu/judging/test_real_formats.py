@@ -218,6 +218,11 @@ REAL_FORMATS = {
         ("4\\pi \\text{ square units}", "4\\pi", True),
         ("\\text{odd}", "\\text{even}", False),
         ("\\pm 3", "3", False),
+        # a word in a text or roman font is the word (reasoning_dev, an economics answer)
+        ("SRMC=LRMC", "\\text{SRMC} = \\text{LRMC}", True),
+        ("\\mathrm{MC} = \\mathrm{AR}", "MC=AR", True),
+        ("SRMC<LRMC", "\\text{SRMC} = \\text{LRMC}", False),
+        ("\\text{LRMC} = \\text{SRMC}", "\\text{SRMC} = \\text{LRMC}", True),  # the same equation
     ],
     "never correct": [
         ("\\{1, 2\\}", "1", False),  # a set of two values is not one value
