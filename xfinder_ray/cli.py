@@ -13,10 +13,13 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from xfinder_ray import records
 from xfinder_ray.prompts import CHECKPOINTS, FORMATS, REASONING, TRAINING_MAX_LENGTH, render_prompt
+from xfinder_ray.verifiers import CHECKPOINTS as VERIFIER_CHECKPOINTS
+from xfinder_ray.verifiers import VARIANTS as VERIFIER_VARIANTS
+from xfinder_ray.verifiers import render_verifier_prompt, verifier_spec
 
 RowFn = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -97,7 +100,18 @@ def cmd_validate(args: argparse.Namespace) -> RowFn:
     return fn
 
 
+def _usage_error(message: str) -> NoReturn:
+    """An option combination argparse cannot check: its message format and exit status 2."""
+    print(f"xfinder-ray prompt: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def cmd_prompt(args: argparse.Namespace) -> RowFn:
+    if args.checkpoint in VERIFIER_CHECKPOINTS:
+        return _verifier_prompt(args)
+    if args.variant is not None or args.cot:
+        _usage_error(f"--variant and --cot are for verifier checkpoints, not {args.checkpoint}")
+
     def fn(row: dict[str, Any]) -> dict[str, Any]:
         rec = _valid(row)
         rendered = render_prompt(
@@ -105,11 +119,45 @@ def cmd_prompt(args: argparse.Namespace) -> RowFn:
             rec.llm_output,
             rec.answer_range,
             checkpoint=args.checkpoint,
-            fmt=args.format,
+            fmt=args.format or "training",
             max_prompt_tokens=args.max_prompt_tokens,
             reasoning=args.reasoning,
         )
         return {**row, "prompt": rendered.prompt, "truncated": rendered.truncated}
+
+    return fn
+
+
+def _verifier_prompt(args: argparse.Namespace) -> RowFn:
+    """An xVerify or CompassVerifier prompt (docs/judges.md): the response is never cut, and a closed
+    thought is dropped unless --reasoning full."""
+    spec = verifier_spec(args.checkpoint)
+    problems = []
+    if args.format is not None:
+        problems.append("--format is xFinder's (use --variant)")
+    if args.variant is not None and args.variant not in spec.variants:
+        problems.append(
+            f"--variant {args.variant} is not one of {args.checkpoint}'s: {', '.join(spec.variants)}"
+        )
+    if args.cot and spec.family != "compassverifier":
+        problems.append("--cot is CompassVerifier's")
+    if args.reasoning not in ("final", "full"):
+        problems.append("--reasoning for a verifier is final (drop a closed thought) or full")
+    if problems:
+        _usage_error(f"--checkpoint {args.checkpoint}: " + "; ".join(problems))
+
+    def fn(row: dict[str, Any]) -> dict[str, Any]:
+        rec = _valid(row)
+        prompt = render_verifier_prompt(
+            args.checkpoint,
+            rec.question,
+            rec.llm_output,
+            rec.correct_answer,
+            variant=args.variant,
+            cot=args.cot,
+            strip_thought=args.reasoning == "final",
+        )
+        return {**row, "prompt": prompt, "truncated": False}
 
     return fn
 
@@ -274,15 +322,29 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("validate", help="add `valid` and `reason` to each record").set_defaults(make=cmd_validate)
 
-    sp = sub.add_parser("prompt", help="add the xFinder `prompt` (and `truncated`) to each record")
-    sp.add_argument("--checkpoint", choices=CHECKPOINTS, default="xFinder-qwen1505")
-    sp.add_argument("--format", choices=FORMATS, default="training")
+    sp = sub.add_parser(
+        "prompt", help="add the xFinder (or verifier) `prompt` (and `truncated`) to each record"
+    )
+    sp.add_argument(
+        "--checkpoint",
+        choices=(*CHECKPOINTS, *VERIFIER_CHECKPOINTS),
+        default="xFinder-qwen1505",
+        metavar="NAME",
+        help="an xFinder checkpoint (default: xFinder-qwen1505) or a verifier: xVerify-0.5B-I, "
+        "CompassVerifier-3B, ... (docs/judges.md)",
+    )
+    sp.add_argument("--format", choices=FORMATS, help="xFinder's prompt format (default: training)")
+    sp.add_argument(
+        "--variant", choices=VERIFIER_VARIANTS, help="a verifier's prompt variant (default: tokenizer)"
+    )
+    sp.add_argument("--cot", action="store_true", help="CompassVerifier's chain-of-thought prompt")
     sp.add_argument("--max-prompt-tokens", type=int, default=TRAINING_MAX_LENGTH - 32)
     sp.add_argument(
         "--reasoning",
         choices=REASONING,
         default="final",
-        help="what of a reasoning response the prompt holds, as the job's xfinder.reasoning (docs/prompts.md)",
+        help="what of a reasoning response the prompt holds, as the job's xfinder.reasoning (docs/prompts.md); "
+        "a verifier takes final (drop a closed thought) or full",
     )
     sp.set_defaults(make=cmd_prompt)
 
