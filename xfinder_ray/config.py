@@ -111,6 +111,25 @@ class XFinderConfig:
 
 
 @dataclass
+class VerifierConfig:
+    """A verifier judge (`extractor.name: xverify | compassverifier`, docs/judges.md): it reads question,
+    response and correct answer and writes the verdict. The replica pool and engine settings (replicas,
+    device, batch_size, kv_cache_gib, engine_kwargs, env_vars...) are the `xfinder` section's."""
+
+    checkpoint: str | None = None  # a published name; default: xVerify-0.5B-I | CompassVerifier-3B
+    model_source: str | None = None  # HF id, local folder, or s3:// folder; default: the checkpoint's hub id
+    revision: str | None = None
+    variant: str | None = None  # the prompt variant; default: the checkpoint's (tokenizer)
+    cot: bool = False  # CompassVerifier's CoT prompt (an analysis, then the boxed verdict)
+    strip_thought: bool = True  # drop a closed thought before the verifier reads the response (OpenCompass)
+    max_model_len: int = 4096
+    max_tokens: int | None = None  # default: 16, or 2048 with cot
+
+
+VERIFIER_DEFAULTS = {"xverify": "xVerify-0.5B-I", "compassverifier": "CompassVerifier-3B"}
+
+
+@dataclass
 class JudgeConfig:
     comparator: str = "math-verify"  # a registered comparator: math-verify | xfinder-compat
     math: str | None = None  # deprecated alias of `comparator` (its old name); set, it wins, with a note
@@ -153,6 +172,7 @@ class JobConfig:
     output: OutputConfig = field(default_factory=OutputConfig)
     extractor: ExtractorConfig = field(default_factory=ExtractorConfig)
     xfinder: XFinderConfig = field(default_factory=XFinderConfig)
+    verifier: VerifierConfig = field(default_factory=VerifierConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     storage: StorageConfig = field(default_factory=StorageConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
@@ -221,7 +241,7 @@ def _check(cfg: JobConfig) -> None:
 
     choices = {
         # The model extractor, or any registered record-level one (rules, the RegEx baselines).
-        "extractor.name": (cfg.extractor.name, ("xfinder", *record_extractor_names())),
+        "extractor.name": (cfg.extractor.name, ("xfinder", *VERIFIER_DEFAULTS, *record_extractor_names())),
         "extractor.fallback": (cfg.extractor.fallback, (None, "rules")),
         "extractor.router": (cfg.extractor.router, ("none", "strict")),
         "xfinder.checkpoint": (cfg.xfinder.checkpoint, CHECKPOINTS),
@@ -257,6 +277,8 @@ def _check(cfg: JobConfig) -> None:
             load_task_map(cfg.input.task_map)
         except TaskMapError as e:
             raise ConfigError(f"invalid config: input.task_map: {e}") from None
+    if cfg.extractor.name in VERIFIER_DEFAULTS:
+        _check_verifier(cfg)
     x = cfg.xfinder
     if (x.min_replicas is None) != (x.max_replicas is None):
         raise ConfigError(
@@ -267,6 +289,35 @@ def _check(cfg: JobConfig) -> None:
     for key in ("replicas", "max_tokens", "max_model_len", "batch_size", "tensor_parallel_size"):
         if getattr(x, key) < 1:
             raise ConfigError(f"invalid config: xfinder.{key} must be >= 1")
+
+
+def _check_verifier(cfg: JobConfig) -> None:
+    """Fill the verifier section's defaults for the chosen family, and check it."""
+    from xfinder_ray.verifiers import CHECKPOINTS, verifier_spec
+
+    family, v = cfg.extractor.name, cfg.verifier
+    v.checkpoint = v.checkpoint or VERIFIER_DEFAULTS[family]
+    if v.checkpoint not in CHECKPOINTS:
+        raise ConfigError(
+            f"invalid config: verifier.checkpoint={v.checkpoint!r}; expected one of {', '.join(CHECKPOINTS)}"
+        )
+    spec = verifier_spec(v.checkpoint)
+    if spec.family != family:
+        raise ConfigError(
+            f"invalid config: verifier.checkpoint={v.checkpoint!r} is a {spec.family} checkpoint, "
+            f"not {family} (extractor.name)"
+        )
+    v.variant = v.variant or spec.default_variant
+    if v.variant not in spec.variants:
+        raise ConfigError(
+            f"invalid config: verifier.variant={v.variant!r}; expected one of {', '.join(spec.variants)}"
+        )
+    if v.cot and family != "compassverifier":
+        raise ConfigError("invalid config: verifier.cot=true needs a CompassVerifier checkpoint")
+    v.model_source = v.model_source or spec.hub_id
+    v.max_tokens = v.max_tokens or (2048 if v.cot else 16)
+    if v.max_model_len <= v.max_tokens:
+        raise ConfigError("invalid config: verifier.max_model_len must be larger than verifier.max_tokens")
 
 
 def redacted(cfg: JobConfig) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import ray
 
-from xfinder_ray.config import JobConfig, redacted
+from xfinder_ray.config import VERIFIER_DEFAULTS, JobConfig, redacted
 from xfinder_ray.diff import compare_after_commit, resolve_compare_to
 from xfinder_ray.job import (
     CountMismatch,
@@ -75,9 +75,14 @@ def choose_extractor(cfg: JobConfig) -> tuple[JobConfig, list[str]]:
     return cfg, notes
 
 
+def uses_model(cfg: JobConfig) -> bool:
+    """xFinder or a verifier judge: a pool of vLLM replicas (else a record-level extractor)."""
+    return cfg.extractor.name in ("xfinder", *VERIFIER_DEFAULTS)
+
+
 def job_device(cfg: JobConfig) -> str | None:
     """cpu | gpu for a model extractor, resolved once on the driver; None for record-level ones."""
-    if cfg.extractor.name != "xfinder":
+    if not uses_model(cfg):
         return None
     from xfinder_ray.extractors.vllm import resolve_device
 
@@ -86,7 +91,7 @@ def job_device(cfg: JobConfig) -> str | None:
 
 def cache_root(cfg: JobConfig, out: Location) -> Location | None:
     """Where extraction caches live; None when off or for `rules` (it costs less than a lookup)."""
-    if cfg.extractor.name != "xfinder" or not cfg.cache.enabled:
+    if not uses_model(cfg) or not cfg.cache.enabled:
         return None
     return resolve(cfg.cache.path, cfg.storage) if cfg.cache.path else out.join("extraction_cache")
 
@@ -174,7 +179,7 @@ def score_rows(
         judge_batch,
         batch_format="pandas",
         batch_size=batch,
-        fn_kwargs=dict(math=cfg.judge.comparator, parse=extract.needs_parse),
+        fn_kwargs=dict(math=cfg.judge.comparator, parse=extract.needs_parse, verifier=extract.verifier),
     )
     try:
         judged.write_datasink(sink)

@@ -55,13 +55,15 @@ def check_inputs(paths: Any) -> None:
             raise FileNotFoundError(f"input {str(uri)!r} does not exist")
 
 
-def model_source_problem(source: str, revision: str | None = None) -> str | None:
-    """Why `source` cannot be a checkpoint to load, or None."""
+def model_source_problem(
+    source: str, revision: str | None = None, key: str = "xfinder.model_source"
+) -> str | None:
+    """Why `source` (the config's `key`) cannot be a checkpoint to load, or None."""
     if "://" in source or Path(source).expanduser().is_dir():
         return None
     if not _HF_ID.match(source) or ".." in source or "--" in source:
         return (
-            f"xfinder.model_source {source!r} is not a folder on disk, an s3:// folder or a Hugging Face "
+            f"{key} {source!r} is not a folder on disk, an s3:// folder or a Hugging Face "
             f"id (namespace/name); {CHECKPOINT_HINT}"
         )
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
@@ -72,17 +74,20 @@ def model_source_problem(source: str, revision: str | None = None) -> str | None
         found = try_to_load_from_cache(source, "config.json", revision=revision)
         if not isinstance(found, str):
             return (
-                f"xfinder.model_source {source!r} is a Hugging Face id that is not in the local cache, "
+                f"{key} {source!r} is a Hugging Face id that is not in the local cache, "
                 f"and HF_HUB_OFFLINE is set; {CHECKPOINT_HINT}"
             )
     return None
 
 
 def uses_model(cfg: Any) -> bool:
-    """Whether this scoring job will load the xFinder model (not a record-level extractor, and not the
-    embedded default's `rules` fallback for a checkpoint that is not on disk)."""
+    """Whether this scoring job will load a model: xFinder (not the embedded default's `rules`
+    fallback for a checkpoint that is not on disk) or a verifier judge."""
+    from xfinder_ray.config import VERIFIER_DEFAULTS
     from xfinder_ray.stages.extract import falls_back_to_rules
 
+    if cfg.extractor.name in VERIFIER_DEFAULTS:
+        return True
     return cfg.extractor.name == "xfinder" and not falls_back_to_rules(cfg)
 
 
@@ -90,7 +95,11 @@ def check_before_ray(cfg: Any) -> None:
     """Input paths, then the checkpoint: FileNotFoundError / ConfigError with one line each."""
     check_inputs(cfg.input.paths)
     if uses_model(cfg):
-        problem = model_source_problem(cfg.xfinder.model_source, cfg.xfinder.revision)
+        if cfg.extractor.name == "xfinder":
+            problem = model_source_problem(cfg.xfinder.model_source, cfg.xfinder.revision)
+        else:
+            v = cfg.verifier
+            problem = model_source_problem(v.model_source, v.revision, "verifier.model_source")
         if problem:
             raise ConfigError(problem)
 

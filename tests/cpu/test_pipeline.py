@@ -240,6 +240,31 @@ def test_config_errors_are_clear():
         load_config("configs/nope.yaml")
 
 
+def test_verifier_config_defaults_and_errors():
+    cfg = load_config(
+        "configs/local.yaml", ["output=/tmp/o", "extractor.name=compassverifier", "verifier.cot=true"]
+    )
+    v = cfg.verifier
+    assert (v.checkpoint, v.model_source, v.variant) == (
+        "CompassVerifier-3B",
+        "opencompass/CompassVerifier-3B",
+        "tokenizer",
+    )
+    assert v.max_tokens == 2048  # room for the CoT analysis before the boxed verdict
+    x = load_config("configs/local.yaml", ["output=/tmp/o", "extractor.name=xverify"]).verifier
+    assert (x.checkpoint, x.max_tokens) == ("xVerify-0.5B-I", 16)
+    with pytest.raises(ConfigError, match="is a compassverifier checkpoint, not xverify"):
+        load_config(
+            "configs/local.yaml", ["extractor.name=xverify", "verifier.checkpoint=CompassVerifier-7B"]
+        )
+    with pytest.raises(ConfigError, match="verifier.cot=true needs a CompassVerifier"):
+        load_config("configs/local.yaml", ["extractor.name=xverify", "verifier.cot=true"])
+    with pytest.raises(ConfigError, match="verifier.variant='xverify-repo'"):
+        load_config("configs/local.yaml", ["extractor.name=compassverifier", "verifier.variant=xverify-repo"])
+    with pytest.raises(ConfigError, match="verifier.checkpoint='xVerify-70B-I'"):
+        load_config("configs/local.yaml", ["extractor.name=xverify", "verifier.checkpoint=xVerify-70B-I"])
+
+
 def test_wilson_interval():
     lo, hi = wilson(0, 10)
     assert lo == 0 and 0.25 < hi < 0.35

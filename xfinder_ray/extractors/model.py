@@ -80,17 +80,8 @@ def build_model_extractor(
 ) -> ModelExtractor:
     """The model extractor for this `xfinder` section on `device`; with `cache_root`, extractions are
     looked up in (and the job's sink adds to) the cache folder of these settings."""
-    import ray
-
     from xfinder_ray.extractors.vllm import build_vllm_stage
-    from xfinder_ray.stages.cache import (
-        cache_folder,
-        cache_location,
-        load_index,
-        lookup_batch,
-        needs_model,
-        no_model,
-    )
+    from xfinder_ray.stages.cache import cache_location
     from xfinder_ray.stages.prompt import prompt_batch
 
     settings = model_settings(x, device, storage)
@@ -102,12 +93,38 @@ def build_model_extractor(
         max_prompt_tokens=max_prompt_tokens(x),
         reasoning=x.reasoning,
     )
+    apply = model_stage_apply(prompt_batch, prompt_kwargs, vllm, settings, cache_root, batch_size)
+    return ModelExtractor(settings["extractor"], settings, cache, apply)
+
+
+def model_stage_apply(
+    prompt_stage: Callable[..., Any],
+    prompt_kwargs: dict[str, Any],
+    vllm: Callable[[ray.data.Dataset], ray.data.Dataset],
+    settings: dict[str, Any],
+    cache_root: Location | None,
+    batch_size: int,
+) -> Callable[[ray.data.Dataset], ray.data.Dataset]:
+    """rows -> prompt -> [cache lookup] -> the engine for the rows the cache cannot answer; the same
+    chain for every model judge (xFinder, a verifier), which differ in the prompt stage and settings."""
+    import ray
+
+    from xfinder_ray.stages.cache import (
+        cache_folder,
+        cache_location,
+        load_index,
+        lookup_batch,
+        needs_model,
+        no_model,
+    )
+
+    cache = cache_location(cache_root, settings) if cache_root is not None else None
 
     def apply(ds: ray.data.Dataset) -> ray.data.Dataset:
         if cache_root is not None:  # now, not at build: the job may clear its output folder in between
             cache_folder(cache_root, settings)
         prompted = ds.map_batches(
-            prompt_batch, batch_format="pandas", batch_size=batch_size, fn_kwargs=prompt_kwargs
+            prompt_stage, batch_format="pandas", batch_size=batch_size, fn_kwargs=prompt_kwargs
         )
         index = ray.put(load_index(cache) if cache is not None else None)
         prompted = prompted.map_batches(
@@ -118,4 +135,4 @@ def build_model_extractor(
         others = prompted.map_batches(no_model, batch_format="pandas", batch_size=batch_size)
         return vllm(to_model).union(others)
 
-    return ModelExtractor(settings["extractor"], settings, cache, apply)
+    return apply

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import ray
 
-from xfinder_ray.config import JobConfig
+from xfinder_ray.config import VERIFIER_DEFAULTS, JobConfig
 from xfinder_ray.extractors import extractor_identity, get_scored_extractor
 from xfinder_ray.records import FIELDS, validate
 from xfinder_ray.stages.rows import row_stage
@@ -32,6 +32,7 @@ class ExtractStage:
     needs_parse: bool
     cache: Location | None = None  # model extractors: the extraction cache folder the sink adds to
     settings: dict[str, Any] | None = None  # model extractors: what decides an output besides the prompt
+    verifier: str | None = None  # a verifier judge's checkpoint: the judge stage reads its verdicts
 
 
 def _record_extract(rows: pd.DataFrame, *, name: str) -> pd.DataFrame:
@@ -81,6 +82,28 @@ def build_extract_stage(cfg: JobConfig, device: str | None, cache_root: Location
     """The job's extractor: a registered record-level one, or xFinder on `device` (resolved on the
     driver) with the extraction cache under `cache_root`."""
     name = cfg.extractor.name
+    if name in VERIFIER_DEFAULTS:  # xverify | compassverifier: a verifier judge (docs/judges.md)
+        from xfinder_ray.extractors.verifier import build_verifier_judge
+
+        assert device is not None, "the driver resolves the device before building a model judge"
+        judge = build_verifier_judge(
+            cfg.verifier,
+            cfg.xfinder,
+            device=device,
+            batch_size=cfg.ray.batch_size,
+            cache_root=cache_root,
+            storage=cfg.storage,
+        )
+        return ExtractStage(
+            name,
+            judge.identity,
+            judge.apply,
+            True,
+            False,
+            judge.cache,
+            judge.settings,
+            cfg.verifier.checkpoint,
+        )
     if name != "xfinder":  # a registered record-level extractor: rules (the default) or a baseline
         return ExtractStage(
             name,

@@ -7,6 +7,11 @@ else "none_found" (extractors.rules_no_answer_reason). A row whose extraction fa
 rows rejected earlier pass through. A math comparison stopped by one of its bounds (time, crash,
 size) is a "not equivalent" verdict; the row says which bound in `comparison_bound` (counted in the
 manifest, not written to judgments/).
+
+With a verifier judge (`verifier`: its checkpoint; docs/judges.md) `raw_output` is the verifier's text
+and the verdict is the judgment: correct/incorrect; a response it calls invalid (CompassVerifier's C)
+is wrong as [No valid answer] with the type as the reason; an output that is no verdict is a reject
+("verifier gave no verdict: ..."). Rows the router settled are judged as above.
 """
 
 from __future__ import annotations
@@ -18,7 +23,10 @@ from xfinder_ray.judging import judge
 from xfinder_ray.judging.math_equiv import bound_counts
 from xfinder_ray.parsing import parse_output
 from xfinder_ray.records import NO_VALID_ANSWER, parse_answer_range
+from xfinder_ray.stages.cache import flag
 from xfinder_ray.stages.rows import rejected_by, row_stage
+from xfinder_ray.verifiers import parse_verdict
+from xfinder_ray.verifiers.verdict import CORRECT, INVALID
 
 # math_equiv.bound_counts(), in order -> the name a row's `comparison_bound` gets when that bound stopped it.
 BOUND_NAMES = ("timeout", "crash", "busy", "size_cap")
@@ -36,20 +44,44 @@ def _no_answer_reason(
     return rules_no_answer_reason(kat, question, output, rng)
 
 
-def _judge(rows: pd.DataFrame, *, math: str, parse: bool) -> pd.DataFrame:
+# CompassVerifier's types of an invalid response (its verdict C) -> our no-answer reasons.
+VERIFIER_NO_ANSWER = {"INCOMPLETE": "truncated", "REPETITIVE": "loop", "REFUSAL": "refusal"}
+NO_VERDICT = "verifier gave no verdict"  # a reject reason's start (response-caused: stages/aggregate.py)
+
+
+def _from_verdict(checkpoint: str, raw: str) -> tuple[str | None, bool | None, str | None, str | None]:
+    """(extracted_answer, judgment, reject reason, no-answer reason) from a verifier's output. A
+    response it calls invalid (CompassVerifier's C) is wrong with no answer, with the type as the
+    reason; an output that is no verdict at all is a reject with the text, never a silent "wrong"."""
+    v = parse_verdict(checkpoint, raw)
+    if not v.parsed:
+        return None, None, f"{NO_VERDICT}: {raw[:300]!r}", None
+    if v.verdict == INVALID:
+        return NO_VALID_ANSWER, False, None, VERIFIER_NO_ANSWER.get(v.detail or "", "none_found")
+    return "", v.verdict == CORRECT, None, None
+
+
+def _judge(rows: pd.DataFrame, *, math: str, parse: bool, verifier: str | None = None) -> pd.DataFrame:
     extracted, verdicts, reasons, bounds, why = [], [], [], [], []
     errors = rows["extract_error"] if "extract_error" in rows else [None] * len(rows)
     given = rows["no_answer_reason"] if "no_answer_reason" in rows else [None] * len(rows)
-    for kat, rng, raw, correct, err, said, question, output in zip(
-        rows["key_answer_type"],
-        rows["standard_answer_range"],
-        rows["raw_output"],
-        rows["correct_answer"],
-        errors,
-        given,
-        rows["question"],
-        rows["llm_output"],
-        strict=True,
+    # With a verifier judge, the rows the router settled carry rules' answer; the others a verdict.
+    by_verdict = None
+    if verifier:
+        routed = flag(rows["routed"], True) if "routed" in rows else pd.Series(False, index=rows.index)
+        by_verdict = (~routed).tolist()
+    for i, (kat, rng, raw, correct, err, said, question, output) in enumerate(
+        zip(
+            rows["key_answer_type"],
+            rows["standard_answer_range"],
+            rows["raw_output"],
+            rows["correct_answer"],
+            errors,
+            given,
+            rows["question"],
+            rows["llm_output"],
+            strict=True,
+        )
     ):
         if isinstance(err, str) and err:
             extracted.append(None)
@@ -57,6 +89,14 @@ def _judge(rows: pd.DataFrame, *, math: str, parse: bool) -> pd.DataFrame:
             reasons.append(f"extraction failed: {err[:500]}")
             bounds.append(None)
             why.append(None)
+            continue
+        if by_verdict is not None and by_verdict[i]:
+            key, verdict, reason, no_answer = _from_verdict(verifier, raw)
+            extracted.append(key)
+            verdicts.append(verdict)
+            reasons.append(reason)
+            bounds.append(None)
+            why.append(no_answer)
             continue
         answer_range = parse_answer_range(rng, kat)
         key = parse_output(raw, kat, answer_range) if parse else raw

@@ -1,6 +1,8 @@
 """prompt: rows -> + `prompt`, `truncated` (the checkpoint's training-exact xFinder prompt) for
 every valid row; rejected and routed rows pass through with no prompt. `reasoning` (the job's
 `xfinder.reasoning`) picks what of a reasoning model's response the prompt holds (docs/prompts.md).
+`verifier_prompt_batch` is the same stage for a verifier judge (xVerify, CompassVerifier;
+docs/judges.md): its prompt holds the correct answer too.
 
 Rows are ordered by question inside each batch so prompts that share a prefix reach the engine
 together (vLLM's prefix cache); there is no global shuffle.
@@ -12,10 +14,11 @@ import functools
 
 import pandas as pd
 
-from xfinder_ray.prompts import render_prompt
+from xfinder_ray.prompts import CHARS_PER_TOKEN, TRUNCATION_MARKER, _cut, render_prompt
 from xfinder_ray.records import parse_answer_range
 from xfinder_ray.stages.cache import flag
 from xfinder_ray.stages.rows import row_stage
+from xfinder_ray.verifiers import render_verifier_prompt, response_for_verifier
 
 
 @functools.lru_cache(maxsize=2)
@@ -80,4 +83,70 @@ prompt_batch = row_stage(
     rows=_is_prompted,
     stats=_stats,
     order_by=("question", "record_id"),  # prompts sharing a prefix reach the engine together
+)
+
+
+def fit_verifier_prompt(
+    checkpoint: str,
+    question: str,
+    llm_output: str,
+    correct_answer: str,
+    *,
+    max_prompt_tokens: int,
+    variant: str | None = None,
+    cot: bool = False,
+    strip_thought: bool = True,
+) -> tuple[str, bool]:
+    """(prompt, truncated): the verifier's prompt, with the middle of the response cut (a quarter kept
+    from its start, the rest from its end, as for xFinder) when it would pass `max_prompt_tokens`,
+    estimated from characters on the short side."""
+    response = response_for_verifier(llm_output, strip_thought)
+
+    def render(text: str) -> str:
+        return render_verifier_prompt(
+            checkpoint, question, text, correct_answer, variant=variant, cot=cot, strip_thought=False
+        )
+
+    full = render(response)
+    budget = int(max_prompt_tokens * CHARS_PER_TOKEN)
+    if len(full) <= budget:
+        return full, False
+    keep = max(0, budget - (len(full) - len(response)) - len(TRUNCATION_MARKER))
+    head, tail = _cut(response, keep)
+    return render(head + TRUNCATION_MARKER + tail), True
+
+
+def _verifier_prompt(
+    rows: pd.DataFrame,
+    *,
+    checkpoint: str,
+    max_prompt_tokens: int,
+    variant: str | None = None,
+    cot: bool = False,
+    strip_thought: bool = True,
+) -> pd.DataFrame:
+    fitted = [
+        fit_verifier_prompt(
+            checkpoint,
+            q,
+            out,
+            gold,
+            max_prompt_tokens=max_prompt_tokens,
+            variant=variant,
+            cot=cot,
+            strip_thought=strip_thought,
+        )
+        for q, out, gold in zip(rows["question"], rows["llm_output"], rows["correct_answer"], strict=True)
+    ]
+    return rows.assign(prompt=[p for p, _ in fitted], truncated=[t for _, t in fitted])
+
+
+verifier_prompt_batch = row_stage(
+    "prompt",
+    reads=("question", "llm_output", "correct_answer", "record_id"),
+    writes=("prompt", "truncated"),
+    fn=_verifier_prompt,
+    rows=_is_prompted,
+    stats=_stats,
+    order_by=("question", "record_id"),
 )

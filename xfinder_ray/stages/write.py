@@ -125,9 +125,9 @@ class OutputSink(Datasink):
         rejected = rejected.assign(stage=by.where(by.notna(), "read"))
         judged = df[~is_reject]
         hits = misses = routed = 0
-        if "cache_hit" in judged:
-            hits = int(flag(judged["cache_hit"], True).sum())
-            misses = int(flag(judged["cache_hit"], False).sum())
+        if "cache_hit" in df:  # every row looked up, judged or not (a verifier's non-verdict is cached too)
+            hits = int(flag(df["cache_hit"], True).sum())
+            misses = int(flag(df["cache_hit"], False).sum())
         if "routed" in judged:
             routed = int(flag(judged["routed"], True).sum())
         # Cache first: a row counts as done once its judgment file exists, and then its extraction

@@ -56,3 +56,29 @@ def test_a_non_answer_keeps_its_reason_and_a_model_one_gets_rules_reason():
     assert pd.isna(out.loc[0, "no_answer_reason"]) and out.loc[1, "no_answer_reason"] == "hedged"
     assert out.loc[2, "no_answer_reason"] == expected != ""
     assert out.loc[3, "no_answer_reason"] == "none_found"
+
+
+def test_a_verifier_judge_verdict_is_the_judgment():
+    """With a verifier (extractor.name xverify | compassverifier) the judge reads the verdict from its
+    output; the router's rows are still compared; a non-verdict is a reject keeping the text."""
+    df = batch(*(record(i) for i in range(5))).assign(
+        # CompassVerifier outputs (its README's labels; the CoT form's boxed verdict with a type)
+        raw_output=["A", "B", "Final Judgment: \\boxed{C} - REPETITIVE", "I think it is fine", "A"],
+        routed=[False, False, False, False, True],
+    )
+    out = judge_batch(df, math="math-verify", parse=False, verifier="CompassVerifier-3B")
+    assert list(out["judgment"][:3]) == [True, False, False]
+    assert list(out["extracted_answer"][:3]) == ["", "", NO_VALID_ANSWER]
+    assert out.loc[2, "no_answer_reason"] == "loop"  # REPETITIVE: a repetition loop
+    assert pd.isna(out.loc[3, "judgment"]) and out.loc[3, "rejected_by"] == "judge"
+    assert out.loc[3, "reject_reason"] == "verifier gave no verdict: 'I think it is fine'"
+    # The routed row carries rules' key answer "A", compared with the correct answer as usual.
+    assert out.loc[4, "extracted_answer"] == "A" and bool(out.loc[4, "judgment"]) is True
+    stats = judge_batch.stats(out)
+    assert (stats["judged"], stats["correct"], stats["rejected"]) == (4, 2, 1)
+
+
+def test_a_verifier_output_that_is_no_verdict_counts_against_the_response():
+    from xfinder_ray.stages.aggregate import reject_cause
+
+    assert reject_cause("judge", "verifier gave no verdict: 'hmm'") == "response"

@@ -1,0 +1,94 @@
+"""A verifier judge (xVerify, CompassVerifier) through vLLM, built like the xFinder extractor
+(extractors/model.py) from the job's `verifier` section plus the `xfinder` section's pool and engine
+settings:
+
+    rows -> verifier prompt (question, response, correct answer) -> [cache lookup] -> vLLM
+         -> + prompt, truncated, raw_output (the verifier's text), prompt_tokens, extract_error
+
+The judge stage then reads the verdict from `raw_output` (stages/judge.py) instead of comparing an
+extracted answer with the correct one. docs/judges.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from xfinder_ray.config import StorageConfig, VerifierConfig, XFinderConfig
+from xfinder_ray.extractors.model import ModelExtractor, model_stage_apply
+
+if TYPE_CHECKING:
+    from xfinder_ray.storage import Location
+
+__all__ = ["build_verifier_judge", "verifier_identity", "verifier_settings"]
+
+
+def engine_section(v: VerifierConfig, x: XFinderConfig) -> XFinderConfig:
+    """The `xfinder` section's pool and engine settings with the verifier's model and lengths."""
+    assert v.model_source and v.max_tokens, "config._check_verifier fills the verifier section's defaults"
+    return replace(
+        x,
+        model_source=v.model_source,
+        revision=v.revision,
+        max_model_len=v.max_model_len,
+        max_tokens=v.max_tokens,
+    )
+
+
+def verifier_identity(
+    v: VerifierConfig, x: XFinderConfig, device: str, storage: StorageConfig | None = None
+) -> str:
+    """verifier:<checkpoint>@<model identity>:<variant>:<plain|cot>:<strip|keep>:<dtype>; never starts Ray.
+    Everything in it decides the prompt or the output, so the cache folder changes with any of it."""
+    from xfinder_ray.extractors.vllm import engine_dtype, model_identity, stage_config_from
+
+    e = engine_section(v, x)
+    dtype = engine_dtype(stage_config_from(e), device)
+    model = model_identity(e.model_source, e.revision, storage)
+    mode = "cot" if v.cot else "plain"
+    thought = "strip" if v.strip_thought else "keep"
+    return f"verifier:{v.checkpoint}@{model}:{v.variant}:{mode}:{thought}:{dtype}"
+
+
+def verifier_settings(
+    v: VerifierConfig, x: XFinderConfig, device: str, storage: StorageConfig | None = None
+) -> dict[str, Any]:
+    """What decides a verdict besides the prompt: the cache folder's name."""
+    from xfinder_ray.extractors.vllm import XFINDER_STOP
+
+    return {
+        "extractor": verifier_identity(v, x, device, storage),
+        "max_tokens": v.max_tokens,
+        "max_model_len": v.max_model_len,
+        "stop": list(XFINDER_STOP),
+    }
+
+
+def build_verifier_judge(
+    v: VerifierConfig,
+    x: XFinderConfig,
+    *,
+    device: str,
+    batch_size: int,
+    cache_root: Location | None = None,
+    storage: StorageConfig | None = None,
+) -> ModelExtractor:
+    """The verifier judge for this `verifier` section on `device`, cached like xFinder's extractions."""
+    from xfinder_ray.extractors.vllm import build_vllm_stage, stage_config_from
+    from xfinder_ray.stages.cache import cache_location
+    from xfinder_ray.stages.prompt import verifier_prompt_batch
+
+    settings = verifier_settings(v, x, device, storage)
+    cache = cache_location(cache_root, settings) if cache_root is not None else None
+    # Greedy and short: the chat templates end a turn with the base model's EOS; XFINDER_STOP holds
+    # the same end-of-turn strings (Qwen2.5, Llama-3, Gemma-2) in case the text shows them.
+    vllm = build_vllm_stage(stage_config_from(engine_section(v, x)), device)
+    prompt_kwargs = dict(
+        checkpoint=v.checkpoint,
+        max_prompt_tokens=v.max_model_len - v.max_tokens,
+        variant=v.variant,
+        cot=v.cot,
+        strip_thought=v.strip_thought,
+    )
+    apply = model_stage_apply(verifier_prompt_batch, prompt_kwargs, vllm, settings, cache_root, batch_size)
+    return ModelExtractor(settings["extractor"], settings, cache, apply)
