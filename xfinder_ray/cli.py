@@ -19,7 +19,7 @@ from xfinder_ray import records
 from xfinder_ray.prompts import CHECKPOINTS, FORMATS, REASONING, TRAINING_MAX_LENGTH, render_prompt
 from xfinder_ray.verifiers import CHECKPOINTS as VERIFIER_CHECKPOINTS
 from xfinder_ray.verifiers import VARIANTS as VERIFIER_VARIANTS
-from xfinder_ray.verifiers import render_verifier_prompt, verifier_spec
+from xfinder_ray.verifiers import verifier_spec
 
 RowFn = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -120,7 +120,7 @@ def cmd_prompt(args: argparse.Namespace) -> RowFn:
             rec.answer_range,
             checkpoint=args.checkpoint,
             fmt=args.format or "training",
-            max_prompt_tokens=args.max_prompt_tokens,
+            max_prompt_tokens=args.max_prompt_tokens or TRAINING_MAX_LENGTH - 32,
             reasoning=args.reasoning,
         )
         return {**row, "prompt": rendered.prompt, "truncated": rendered.truncated}
@@ -129,8 +129,8 @@ def cmd_prompt(args: argparse.Namespace) -> RowFn:
 
 
 def _verifier_prompt(args: argparse.Namespace) -> RowFn:
-    """An xVerify or CompassVerifier prompt (docs/judges.md): the response is never cut, and a closed
-    thought is dropped unless --reasoning full."""
+    """An xVerify or CompassVerifier prompt as the scoring job renders it (docs/judges.md): a closed
+    thought dropped unless --reasoning full, a response too long for the window cut in its middle."""
     spec = verifier_spec(args.checkpoint)
     problems = []
     if args.format is not None:
@@ -146,18 +146,26 @@ def _verifier_prompt(args: argparse.Namespace) -> RowFn:
     if problems:
         _usage_error(f"--checkpoint {args.checkpoint}: " + "; ".join(problems))
 
+    from xfinder_ray.config import VERIFIER_COT_MAX_TOKENS, VERIFIER_MAX_TOKENS, VerifierConfig
+    from xfinder_ray.verifiers import fit_verifier_prompt
+
+    # The scoring job's window unless --max-prompt-tokens is given: the job's prompt, byte for byte.
+    window = VerifierConfig().max_model_len
+    budget = args.max_prompt_tokens or window - (VERIFIER_COT_MAX_TOKENS if args.cot else VERIFIER_MAX_TOKENS)
+
     def fn(row: dict[str, Any]) -> dict[str, Any]:
         rec = _valid(row)
-        prompt = render_verifier_prompt(
+        prompt, truncated = fit_verifier_prompt(
             args.checkpoint,
             rec.question,
             rec.llm_output,
             rec.correct_answer,
+            max_prompt_tokens=budget,
             variant=args.variant,
             cot=args.cot,
             strip_thought=args.reasoning == "final",
         )
-        return {**row, "prompt": prompt, "truncated": False}
+        return {**row, "prompt": prompt, "truncated": truncated}
 
     return fn
 
@@ -338,7 +346,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--variant", choices=VERIFIER_VARIANTS, help="a verifier's prompt variant (default: tokenizer)"
     )
     sp.add_argument("--cot", action="store_true", help="CompassVerifier's chain-of-thought prompt")
-    sp.add_argument("--max-prompt-tokens", type=int, default=TRAINING_MAX_LENGTH - 32)
+    sp.add_argument(
+        "--max-prompt-tokens",
+        type=int,
+        default=None,
+        help=f"cut the response's middle to fit (default: {TRAINING_MAX_LENGTH - 32} for xFinder; "
+        "a verifier's: the scoring job's verifier.max_model_len - max_tokens)",
+    )
     sp.add_argument(
         "--reasoning",
         choices=REASONING,

@@ -127,6 +127,8 @@ class VerifierConfig:
 
 
 VERIFIER_DEFAULTS = {"xverify": "xVerify-0.5B-I", "compassverifier": "CompassVerifier-3B"}
+# verifier.max_tokens unless set: a verdict is a word or a letter; the CoT prompt asks for an analysis first.
+VERIFIER_MAX_TOKENS, VERIFIER_COT_MAX_TOKENS = 16, 2048
 
 
 @dataclass
@@ -315,7 +317,7 @@ def _check_verifier(cfg: JobConfig) -> None:
     if v.cot and family != "compassverifier":
         raise ConfigError("invalid config: verifier.cot=true needs a CompassVerifier checkpoint")
     v.model_source = v.model_source or spec.hub_id
-    v.max_tokens = v.max_tokens or (2048 if v.cot else 16)
+    v.max_tokens = v.max_tokens or (VERIFIER_COT_MAX_TOKENS if v.cot else VERIFIER_MAX_TOKENS)
     if v.max_model_len <= v.max_tokens:
         raise ConfigError("invalid config: verifier.max_model_len must be larger than verifier.max_tokens")
 

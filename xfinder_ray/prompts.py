@@ -165,7 +165,8 @@ def reduce_reasoning(llm_output: str, reasoning: str = "full") -> Reduced:
     return Reduced(llm_output, HEAD_SHARE, "response")
 
 
-def _cut(items, keep: int, head_share: float = HEAD_SHARE):
+def cut_middle(items, keep: int, head_share: float = HEAD_SHARE):
+    """items without their middle: `keep` of them, `head_share` from the start, the rest from the end."""
     head = int(keep * head_share)
     tail = keep - head
     return items[:head], items[len(items) - tail :] if tail else items[:0]
@@ -200,7 +201,7 @@ def render_prompt(
             return RenderedPrompt(full, False, None, part)
         overhead = len(full) - len(text) + len(TRUNCATION_MARKER)
         keep = max(0, budget_chars - overhead)
-        head, tail = _cut(text, keep, red.head_share)
+        head, tail = cut_middle(text, keep, red.head_share)
         prompt = render(spec, question, head + TRUNCATION_MARKER + tail, answer_range)
         return RenderedPrompt(prompt, True, None, part)
     n_full = len(tokenizer(full))
@@ -212,7 +213,7 @@ def render_prompt(
     overhead = n_full - len(out_ids) + len(tokenizer(TRUNCATION_MARKER))
     keep = max(0, max_prompt_tokens - overhead)
     while True:  # re-tokenizing at the seams can add a token or two
-        head_ids, tail_ids = _cut(out_ids, keep, red.head_share)
+        head_ids, tail_ids = cut_middle(out_ids, keep, red.head_share)
         cut = detokenizer(list(head_ids)) + TRUNCATION_MARKER + detokenizer(list(tail_ids))
         prompt = render(spec, question, cut, answer_range)
         n = len(tokenizer(prompt))

@@ -21,9 +21,8 @@ from xfinder_ray.pipeline import run
 from xfinder_ray.records import FIELDS, NO_VALID_ANSWER, validate
 from xfinder_ray.sample_data import read_sample
 from xfinder_ray.stages.judge import NO_VERDICT
-from xfinder_ray.stages.prompt import fit_verifier_prompt
 from xfinder_ray.stages.route import ROUTED_BY
-from xfinder_ray.verifiers import parse_verdict
+from xfinder_ray.verifiers import fit_verifier_prompt, parse_verdict
 
 pytestmark = [pytest.mark.ray, pytest.mark.vllm, pytest.mark.slow]
 

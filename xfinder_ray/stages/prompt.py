@@ -14,11 +14,11 @@ import functools
 
 import pandas as pd
 
-from xfinder_ray.prompts import CHARS_PER_TOKEN, TRUNCATION_MARKER, _cut, render_prompt
+from xfinder_ray.prompts import render_prompt
 from xfinder_ray.records import parse_answer_range
 from xfinder_ray.stages.cache import flag
 from xfinder_ray.stages.rows import row_stage
-from xfinder_ray.verifiers import render_verifier_prompt, response_for_verifier
+from xfinder_ray.verifiers import fit_verifier_prompt
 
 
 @functools.lru_cache(maxsize=2)
@@ -84,36 +84,6 @@ prompt_batch = row_stage(
     stats=_stats,
     order_by=("question", "record_id"),  # prompts sharing a prefix reach the engine together
 )
-
-
-def fit_verifier_prompt(
-    checkpoint: str,
-    question: str,
-    llm_output: str,
-    correct_answer: str,
-    *,
-    max_prompt_tokens: int,
-    variant: str | None = None,
-    cot: bool = False,
-    strip_thought: bool = True,
-) -> tuple[str, bool]:
-    """(prompt, truncated): the verifier's prompt, with the middle of the response cut (a quarter kept
-    from its start, the rest from its end, as for xFinder) when it would pass `max_prompt_tokens`,
-    estimated from characters on the short side."""
-    response = response_for_verifier(llm_output, strip_thought)
-
-    def render(text: str) -> str:
-        return render_verifier_prompt(
-            checkpoint, question, text, correct_answer, variant=variant, cot=cot, strip_thought=False
-        )
-
-    full = render(response)
-    budget = int(max_prompt_tokens * CHARS_PER_TOKEN)
-    if len(full) <= budget:
-        return full, False
-    keep = max(0, budget - (len(full) - len(response)) - len(TRUNCATION_MARKER))
-    head, tail = _cut(response, keep)
-    return render(head + TRUNCATION_MARKER + tail), True
 
 
 def _verifier_prompt(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xfinder_ray.prompts import CHARS_PER_TOKEN, TRUNCATION_MARKER, cut_middle
 from xfinder_ray.reasoning import CLOSED, segment
 from xfinder_ray.registry import Registry
 from xfinder_ray.verifiers import compassverifier, xverify
@@ -104,6 +105,36 @@ def render_verifier_prompt(
     else:
         user = compassverifier.user_message(question, response, correct_answer, cot=cot)
     return render_chat(spec.base, user)
+
+
+def fit_verifier_prompt(
+    checkpoint: str,
+    question: str,
+    llm_output: str,
+    correct_answer: str,
+    *,
+    max_prompt_tokens: int,
+    variant: str | None = None,
+    cot: bool = False,
+    strip_thought: bool = True,
+) -> tuple[str, bool]:
+    """(prompt, truncated): the verifier's prompt, with the middle of the response cut (a quarter kept
+    from its start, the rest from its end, as for xFinder) when it would pass `max_prompt_tokens`,
+    estimated from characters on the short side."""
+    response = response_for_verifier(llm_output, strip_thought)
+
+    def render(text: str) -> str:
+        return render_verifier_prompt(
+            checkpoint, question, text, correct_answer, variant=variant, cot=cot, strip_thought=False
+        )
+
+    full = render(response)
+    budget = int(max_prompt_tokens * CHARS_PER_TOKEN)
+    if len(full) <= budget:
+        return full, False
+    keep = max(0, budget - (len(full) - len(response)) - len(TRUNCATION_MARKER))
+    head, tail = cut_middle(response, keep)
+    return render(head + TRUNCATION_MARKER + tail), True
 
 
 def parse_verdict(checkpoint: str, text: str) -> Verdict:

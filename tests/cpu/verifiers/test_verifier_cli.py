@@ -115,3 +115,19 @@ def test_real_command_line():
         "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant."
     )
     assert "<Candidate's Answer Begin>: \nThe answer is $\\frac{3}{4}$.\n<Candidate's Answer End>" in prompt
+
+
+def test_a_response_past_the_window_loses_its_middle_as_in_the_scoring_job():
+    long = dict(RECORD, llm_output="Start of the work. " + "step " * 6000 + "The answer is $\\frac{3}{4}$.")
+    status, out, err = _run(["prompt", "--checkpoint", "xVerify-0.5B-I"], [long])
+    assert status == 0, err
+    row = out[0]
+    assert row["truncated"] is True
+    # the job's window: verifier.max_model_len (4096) less max_tokens (16), at 3 characters a token
+    assert len(row["prompt"]) <= (4096 - 16) * 3
+    assert "Start of the work." in row["prompt"] and "The answer is $\\frac{3}{4}$." in row["prompt"]
+    assert "\n...\n" in row["prompt"]  # the cut is marked
+    status, out, _ = _run(
+        ["prompt", "--checkpoint", "xVerify-0.5B-I", "--max-prompt-tokens", "100000"], [long]
+    )
+    assert out[0]["truncated"] is False
