@@ -99,6 +99,8 @@ def test_verifier_judge_end_to_end_with_real_engine(ray_local, smollm2_model, tm
         verdict = parse_verdict("xVerify-0.5B-I", row["raw_output"])
         assert verdict.parsed and row["judgment"] == (verdict.verdict == "correct")
         assert row["extracted_answer"] in ("", NO_VALID_ANSWER)
+        assert row["verdict_logprob"] <= 0.0  # the verdict's log-probability: its confidence
+    assert j.loc[sorted(routed), "verdict_logprob"].isna().all()  # rules' rows carry no verdict
 
     # A rerun without the router: every valid row goes to the verifier; the rows judged before come
     # from the cache.
@@ -109,3 +111,10 @@ def test_verifier_judge_end_to_end_with_real_engine(ray_local, smollm2_model, tm
     assert m2["counts"]["input"] == 9
     manifest = json.loads((tmp_path / "out2" / "manifest.json").read_text())
     assert manifest["extractor"] == m["extractor"]
+    # A cached verdict keeps its log-probability (when the stand-in wrote any verdict at all).
+    if any((tmp_path / "out2" / "judgments").glob("*.parquet")):
+        j2 = pd.read_parquet(tmp_path / "out2" / "judgments").set_index("record_id")
+        for rid in set(j.index) & set(j2.index) - routed:
+            assert (
+                j2.loc[rid, "cache_hit"] and j2.loc[rid, "verdict_logprob"] == j.loc[rid, "verdict_logprob"]
+            )

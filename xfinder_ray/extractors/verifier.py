@@ -82,7 +82,8 @@ def build_verifier_judge(
     cache = cache_location(cache_root, settings) if cache_root is not None else None
     # Greedy and short: the chat templates end a turn with the base model's EOS; XFINDER_STOP holds
     # the same end-of-turn strings (Qwen2.5, Llama-3, Gemma-2) in case the text shows them.
-    vllm = build_vllm_stage(stage_config_from(engine_section(v, x)), device)
+    # logprobs: the verdict's log-probability is its confidence (judgments/verdict_logprob).
+    vllm = build_vllm_stage(replace(stage_config_from(engine_section(v, x)), logprobs=True), device)
     prompt_kwargs = dict(
         checkpoint=v.checkpoint,
         max_prompt_tokens=v.max_model_len - v.max_tokens,

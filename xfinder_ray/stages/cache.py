@@ -27,8 +27,15 @@ from xfinder_ray.stages.rows import row_stage
 from xfinder_ray.storage import Location, exists, write_json_atomic
 
 KEY_BYTES = 16
+# `logprob`: the output's log-probability when the stage asked for it (a verifier's verdict); entries
+# written before it existed read as null.
 ENTRY_SCHEMA = pa.schema(
-    [("key", pa.binary(KEY_BYTES)), ("raw_output", pa.string()), ("prompt_tokens", pa.int64())]
+    [
+        ("key", pa.binary(KEY_BYTES)),
+        ("raw_output", pa.string()),
+        ("prompt_tokens", pa.int64()),
+        ("logprob", pa.float64()),
+    ]
 )
 
 
@@ -41,6 +48,7 @@ class CacheIndex:
     keys: np.ndarray  # sorted, dtype S16
     raw_output: pa.Array
     prompt_tokens: np.ndarray
+    logprob: np.ndarray | None = None  # float64, NaN where none was asked for
 
 
 def cache_location(root: Location, identity: dict[str, Any]) -> Location:
@@ -69,8 +77,12 @@ def load_index(folder: Location) -> CacheIndex | None:
     table = pads.dataset(files, format="parquet", filesystem=folder.fs, schema=ENTRY_SCHEMA).to_table()
     keys = np.array(table["key"].to_pylist(), dtype=f"S{KEY_BYTES}")
     keys, first = np.unique(keys, return_index=True)  # the same prompt may be cached by two runs
+    logprob = table["logprob"].to_numpy(zero_copy_only=False).astype(np.float64)  # null -> NaN
     return CacheIndex(
-        keys, table["raw_output"].take(pa.array(first)), table["prompt_tokens"].to_numpy()[first]
+        keys,
+        table["raw_output"].take(pa.array(first)),
+        table["prompt_tokens"].to_numpy()[first],
+        logprob[first],
     )
 
 
@@ -81,6 +93,7 @@ def _lookup(rows: pd.DataFrame, *, index: Any) -> pd.DataFrame:
     hit: list[bool] = [False] * n
     raw: list[str | None] = [None] * n
     tokens: list[int | None] = [None] * n
+    logprob = np.full(n, np.nan)
     if idx is not None and len(idx.keys):
         for i, key in enumerate(keys):
             probe = np.array(key, dtype=idx.keys.dtype)[
@@ -89,7 +102,8 @@ def _lookup(rows: pd.DataFrame, *, index: Any) -> pd.DataFrame:
             pos = int(np.searchsorted(idx.keys, probe))
             if pos < len(idx.keys) and idx.keys[pos] == probe:
                 hit[i], raw[i], tokens[i] = True, idx.raw_output[pos].as_py(), int(idx.prompt_tokens[pos])
-    return rows.assign(cache_key=keys, cache_hit=hit, raw_output=raw, prompt_tokens=tokens)
+                logprob[i] = idx.logprob[pos] if idx.logprob is not None else np.nan
+    return rows.assign(cache_key=keys, cache_hit=hit, raw_output=raw, prompt_tokens=tokens, logprob=logprob)
 
 
 def _has_prompt(batch: pd.DataFrame) -> pd.Series:
@@ -108,7 +122,7 @@ def _stats(df: pd.DataFrame) -> dict[str, int]:
 lookup_batch = row_stage(
     "cache",
     reads=("prompt",),
-    writes=("cache_key", "cache_hit", "raw_output", "prompt_tokens"),
+    writes=("cache_key", "cache_hit", "raw_output", "prompt_tokens", "logprob"),
     fn=_lookup,
     rows=_has_prompt,
     stats=_stats,
@@ -140,6 +154,13 @@ def new_entries(df: pd.DataFrame) -> pa.Table:
             "raw_output": pa.array([None if v is None else str(v) for v in fresh["raw_output"]], pa.string()),
             "prompt_tokens": pa.array(
                 [None if v != v or v is None else int(v) for v in fresh["prompt_tokens"]], pa.int64()
+            ),
+            "logprob": pa.array(
+                [
+                    None if v is None or v != v else float(v)
+                    for v in fresh.get("logprob", [None] * len(fresh))
+                ],
+                pa.float64(),
             ),
         },
         schema=ENTRY_SCHEMA,

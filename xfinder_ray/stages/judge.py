@@ -67,6 +67,9 @@ def _judge(rows: pd.DataFrame, *, math: str, parse: bool, verifier: str | None =
     given = rows["no_answer_reason"] if "no_answer_reason" in rows else [None] * len(rows)
     # With a verifier judge, the rows the router settled carry rules' answer; the others a verdict.
     by_verdict = None
+    # A verdict's log-probability (the engine's, or the cache's): its confidence in judgments/.
+    logprobs = [None if pd.isna(v) else float(v) for v in rows.get("logprob", [None] * len(rows))]
+    confidence: list[float | None] = [None] * len(rows)
     if verifier:
         routed = flag(rows["routed"], True) if "routed" in rows else pd.Series(False, index=rows.index)
         by_verdict = (~routed).tolist()
@@ -97,6 +100,7 @@ def _judge(rows: pd.DataFrame, *, math: str, parse: bool, verifier: str | None =
             reasons.append(reason)
             bounds.append(None)
             why.append(no_answer)
+            confidence[i] = logprobs[i] if verdict is not None else None
             continue
         answer_range = parse_answer_range(rng, kat)
         key = parse_output(raw, kat, answer_range) if parse else raw
@@ -116,6 +120,7 @@ def _judge(rows: pd.DataFrame, *, math: str, parse: bool, verifier: str | None =
         reject_reason=reasons,
         comparison_bound=bounds,
         no_answer_reason=why,
+        verdict_logprob=confidence,
     )
 
 
@@ -141,7 +146,14 @@ judge_batch = row_stage(
         "question",
         "llm_output",
     ),
-    writes=("extracted_answer", "judgment", "comparison_bound", "reject_reason", "no_answer_reason"),
+    writes=(
+        "extracted_answer",
+        "judgment",
+        "comparison_bound",
+        "reject_reason",
+        "no_answer_reason",
+        "verdict_logprob",
+    ),
     fn=_judge,
     stats=_stats,
 )

@@ -49,6 +49,8 @@ JUDGMENT_SCHEMA = pa.schema(
         ("cache_hit", pa.bool_()),
         ("source_file", pa.string()),
         ("source_row", pa.int64()),
+        # a verifier judge's verdict: the log-probability of its output (the verdict tokens); else null
+        ("verdict_logprob", pa.float64()),
     ]
 )
 REJECT_SCHEMA = pa.schema(

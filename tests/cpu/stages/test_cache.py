@@ -63,3 +63,36 @@ def test_cache_key_with_trailing_zero_byte_is_found():
     index = CacheIndex(np.array([key], dtype="S16"), pa.array(["hit"]), np.array([1]))
     out = lookup_batch(pd.DataFrame({"prompt": [p], "reject_reason": [None]}), index=index)
     assert out["cache_hit"][0] is True or out["cache_hit"][0] == True  # noqa: E712
+
+
+def test_a_cached_output_keeps_its_logprob_and_old_entries_read_as_none(tmp_path):
+    """A verifier's verdict log-probability (its confidence) survives the cache; entries written
+    before the column existed read as NaN, not as an error."""
+    import pyarrow.parquet as pq
+
+    from xfinder_ray.stages.cache import load_index, new_entries
+    from xfinder_ray.storage import resolve
+
+    rows = pd.DataFrame(
+        {
+            "prompt": ["p-new", "p-none"],
+            "cache_key": [prompt_key("p-new"), prompt_key("p-none")],
+            "cache_hit": [False, False],
+            "raw_output": ["Correct", "Incorrect"],
+            "prompt_tokens": [12, 13],
+            "logprob": [-0.25, float("nan")],
+        }
+    )
+    pq.write_table(new_entries(rows), tmp_path / "part-new.parquet")
+    old = pa.table(
+        {"key": pa.array([prompt_key("p-old")], pa.binary(16)), "raw_output": ["A"], "prompt_tokens": [3]}
+    )
+    pq.write_table(old, tmp_path / "part-old.parquet")
+    index = load_index(resolve(str(tmp_path)))
+    out = lookup_batch(
+        pd.DataFrame({"prompt": ["p-new", "p-none", "p-old", "p-miss"], "reject_reason": [None] * 4}),
+        index=index,
+    )
+    assert list(out["cache_hit"]) == [True, True, True, False]
+    assert list(out["raw_output"][:3]) == ["Correct", "Incorrect", "A"]
+    assert out["logprob"][0] == -0.25 and out["logprob"][1:].isna().all()

@@ -65,11 +65,15 @@ def test_a_verifier_judge_verdict_is_the_judgment():
         # CompassVerifier outputs (its README's labels; the CoT form's boxed verdict with a type)
         raw_output=["A", "B", "Final Judgment: \\boxed{C} - REPETITIVE", "I think it is fine", "A"],
         routed=[False, False, False, False, True],
+        logprob=[-0.01, -0.7, -0.2, -3.0, float("nan")],
     )
     out = judge_batch(df, math="math-verify", parse=False, verifier="CompassVerifier-3B")
     assert list(out["judgment"][:3]) == [True, False, False]
     assert list(out["extracted_answer"][:3]) == ["", "", NO_VALID_ANSWER]
     assert out.loc[2, "no_answer_reason"] == "loop"  # REPETITIVE: a repetition loop
+    # the verdict's log-probability is its confidence; none for a non-verdict or a routed row
+    assert list(out["verdict_logprob"][:3]) == [-0.01, -0.7, -0.2]
+    assert pd.isna(out.loc[3, "verdict_logprob"]) and pd.isna(out.loc[4, "verdict_logprob"])
     assert pd.isna(out.loc[3, "judgment"]) and out.loc[3, "rejected_by"] == "judge"
     assert out.loc[3, "reject_reason"] == "verifier gave no verdict: 'I think it is fine'"
     # The routed row carries rules' key answer "A", compared with the correct answer as usual.
