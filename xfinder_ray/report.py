@@ -276,7 +276,7 @@ def write_report(
         write_bytes_atomic(out.join("figures", name), data)
     name = out.uri.rstrip("/").rpartition("/")[2] or out.uri
     facts = [
-        f"extractor {extractor}",
+        f"judge {extractor}" if extractor.startswith("verifier:") else f"extractor {extractor}",
         f"comparator {comparator}",
         f"{len(by_model)} models",
         f"{n_judged} judged",

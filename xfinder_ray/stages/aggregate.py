@@ -493,8 +493,14 @@ def _leaderboard_head(
         if rejects == "wrong"
         else "response-caused ones are left out too (`aggregate.rejects=exclude`)"
     )
+    # A verifier writes the verdict itself: say it judged, and that rules settled its certain rows.
+    who = (
+        f"Judge: `{extractor}` (a verifier; with `extractor.router=strict`, `rules` settles the rows it is certain of)"
+        if extractor.startswith("verifier:")
+        else f"Extractor: `{extractor}`"
+    )
     lines = [
-        f"# Leaderboard\n\nExtractor: `{extractor}`. Accuracy in %; macro = mean over tasks; n = records "
+        f"# Leaderboard\n\n{who}. Accuracy in %; macro = mean over tasks; n = records "
         f"scored; coverage = tasks scored of {n_tasks}; rejected = record-caused / response-caused "
         f"rejects: record-caused ones are left out of accuracy, {policy}.{note}\n"
     ]

@@ -207,6 +207,13 @@ def test_no_answers_are_split_by_reason_and_shown_in_the_leaderboard(tmp_path):
     assert m.loc["a", "no_answer_none_found"] == 1 / 20 and m.loc["a", "no_valid_answer_rate"] == 5 / 20
     assert (m.loc["b", columns] == 0).all()
     board = leaderboard_markdown(by_task, by_model, "rules")
+    assert "Extractor: `rules`." in board
+    # a verifier's board says it judged (it writes the verdict; nothing is extracted and compared)
+    judged_by = leaderboard_markdown(
+        by_task, by_model, "verifier:xVerify-0.5B-I@x:tokenizer:plain:strip:auto"
+    )
+    assert "Judge: `verifier:xVerify-0.5B-I@x:tokenizer:plain:strip:auto` (a verifier;" in judged_by
+    assert "Extractor:" not in judged_by
     section = board.split("## No answer, by reason")[1]
     assert "- a: 25.0% of 20 judged: 15.0% truncated, 5.0% loop, 5.0% none_found" in section
     assert "- b: 0.0% of 20 judged\n" in section and "hedged" not in section  # only reasons that occur
