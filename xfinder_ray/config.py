@@ -294,32 +294,36 @@ def _check(cfg: JobConfig) -> None:
 
 
 def _check_verifier(cfg: JobConfig) -> None:
-    """Fill the verifier section's defaults for the chosen family, and check it."""
+    complete_verifier(cfg.verifier, cfg.extractor.name, "verifier", "extractor.name")
+
+
+def complete_verifier(v: VerifierConfig, family: str | None, key: str, family_key: str = "") -> None:
+    """Fill a verifier section's defaults (for `family`, or the checkpoint's when None), and check it;
+    `key` names the section in errors (verifier, ablation.verifier.<label>)."""
     from xfinder_ray.verifiers import CHECKPOINTS, verifier_spec
 
-    family, v = cfg.extractor.name, cfg.verifier
-    v.checkpoint = v.checkpoint or VERIFIER_DEFAULTS[family]
+    v.checkpoint = v.checkpoint or VERIFIER_DEFAULTS[family or "xverify"]
     if v.checkpoint not in CHECKPOINTS:
         raise ConfigError(
-            f"invalid config: verifier.checkpoint={v.checkpoint!r}; expected one of {', '.join(CHECKPOINTS)}"
+            f"invalid config: {key}.checkpoint={v.checkpoint!r}; expected one of {', '.join(CHECKPOINTS)}"
         )
     spec = verifier_spec(v.checkpoint)
-    if spec.family != family:
+    if family is not None and spec.family != family:
         raise ConfigError(
-            f"invalid config: verifier.checkpoint={v.checkpoint!r} is a {spec.family} checkpoint, "
-            f"not {family} (extractor.name)"
+            f"invalid config: {key}.checkpoint={v.checkpoint!r} is a {spec.family} checkpoint, "
+            f"not {family} ({family_key})"
         )
     v.variant = v.variant or spec.default_variant
     if v.variant not in spec.variants:
         raise ConfigError(
-            f"invalid config: verifier.variant={v.variant!r}; expected one of {', '.join(spec.variants)}"
+            f"invalid config: {key}.variant={v.variant!r}; expected one of {', '.join(spec.variants)}"
         )
-    if v.cot and family != "compassverifier":
-        raise ConfigError("invalid config: verifier.cot=true needs a CompassVerifier checkpoint")
+    if v.cot and spec.family != "compassverifier":
+        raise ConfigError(f"invalid config: {key}.cot=true needs a CompassVerifier checkpoint")
     v.model_source = v.model_source or spec.hub_id
     v.max_tokens = v.max_tokens or (VERIFIER_COT_MAX_TOKENS if v.cot else VERIFIER_MAX_TOKENS)
     if v.max_model_len <= v.max_tokens:
-        raise ConfigError("invalid config: verifier.max_model_len must be larger than verifier.max_tokens")
+        raise ConfigError(f"invalid config: {key}.max_model_len must be larger than {key}.max_tokens")
 
 
 def redacted(cfg: JobConfig) -> dict[str, Any]:

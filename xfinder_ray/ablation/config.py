@@ -21,6 +21,7 @@ from xfinder_ray.config import (
     OutputConfig,
     RayConfig,
     StorageConfig,
+    VerifierConfig,
     XFinderConfig,
     load_structured,
 )
@@ -36,6 +37,9 @@ class AblationConfig:
     # checkpoint name (xFinder-qwen1505, xFinder-llama38it), else `checkpoint`. A model_source that is not
     # a local (or s3://) folder is skipped with a note: an ablation never downloads a model.
     xfinder: dict[str, XFinderConfig] = field(default_factory=dict)
+    # <checkpoint> -> the scoring job's verifier section for `verifier:<checkpoint>` (xVerify-0.5B-I,
+    # CompassVerifier-3B, ...; docs/judges.md); its verdict is its judgment under every comparator.
+    verifier: dict[str, VerifierConfig] = field(default_factory=dict)
     # math-verify | xfinder-compat (our judge) | opencompass | lm-eval | ultraeval (a framework's own
     # math check, GSM8K or MATH route by task) | a name in extractors.baselines.COMPARATORS.
     comparators: list[str] = field(default_factory=lambda: ["math-verify", "xfinder-compat"])
@@ -85,7 +89,7 @@ def check(cfg: AblationJobConfig) -> None:
         elif name not in known:
             raise ConfigError(
                 f"invalid config: ablation.extractors: unknown {name!r}; registered: {', '.join(known)}, "
-                "or xfinder:<label>"
+                "xfinder:<label> or verifier:<checkpoint>"
             )
     for name in a.comparators:
         if name not in comparator_names():

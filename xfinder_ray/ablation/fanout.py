@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from xfinder_ray.ablation.comparators import get_comparator
-from xfinder_ray.ablation.model import is_model_extractor, logprob_col, raw_col
+from xfinder_ray.ablation.model import VERIFIER_PREFIX, is_model_extractor, is_verifier, logprob_col, raw_col
 from xfinder_ray.ablation.source import LABELS
 from xfinder_ray.extractors import get_record_extractor
 from xfinder_ray.judging import judge
@@ -66,14 +66,26 @@ def wide_schema(extractors: list[str], comparators: list[str]) -> pa.Schema:
 
 
 def _model_extraction(row: dict[str, Any], rec: Record, extractor: str) -> tuple[str | None, str | None]:
-    """(key answer, error) of an xFinder extractor from the columns its vLLM stage added."""
+    """(key answer, error) of an xFinder extractor from the columns its vLLM stage added; for a
+    verifier, "" or [No valid answer] (its C), with the verdict read by _verdict."""
     error = row.get(error_col(extractor))
     if isinstance(error, str) and error:
         return None, f"model: {error[:300]}"
     raw = row.get(raw_col(extractor))
     if not isinstance(raw, str):
         return None, "model: no output for this row"
+    if is_verifier(extractor):
+        from xfinder_ray.stages.judge import from_verdict
+
+        key, _, reason, _ = from_verdict(extractor[len(VERIFIER_PREFIX) :], raw)
+        return key, reason
     return parse_output(raw, rec.key_answer_type, rec.answer_range), None
+
+
+def _verdict(row: dict[str, Any], extractor: str) -> bool | None:
+    from xfinder_ray.stages.judge import from_verdict
+
+    return from_verdict(extractor[len(VERIFIER_PREFIX) :], row[raw_col(extractor)])[1]
 
 
 def extraction_matches(rec: Record, extracted: str, gold: str) -> bool:
@@ -118,12 +130,15 @@ def fanout_batch(batch: pd.DataFrame, *, extractors: list[str], comparators: lis
             cols[extracted_col(e)].append(extracted)
             cols[error_col(e)].append(error)
             ok = None
-            if rec is not None and extracted is not None and gold is not None:
-                ok = extraction_matches(rec, extracted, gold)
+            if rec is not None and extracted is not None and gold is not None and not is_verifier(e):
+                ok = extraction_matches(rec, extracted, gold)  # a verifier extracts nothing to check
             cols[extraction_ok_col(e)].append(ok)
+            judged = _verdict(row, e) if is_verifier(e) and extracted is not None else None
             for c in comparators:
                 verdict = None
-                if rec is not None and extracted is not None:
+                if is_verifier(e):
+                    verdict = judged  # its verdict, whatever the comparator
+                elif rec is not None and extracted is not None:
                     key = (
                         c,
                         rec.key_answer_type,

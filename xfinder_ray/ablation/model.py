@@ -1,5 +1,11 @@
-"""xFinder extractors in the ablation: `xfinder:<label>` runs a real xFinder checkpoint through the
-scoring job's model extractor (extractors/model.py) on the valid rows only.
+"""Model columns in the ablation, on the valid rows only:
+
+- `xfinder:<label>` runs a real xFinder checkpoint through the scoring job's model extractor
+  (extractors/model.py);
+- `verifier:<checkpoint>` runs a verifier judge (xVerify, CompassVerifier; extractors/verifier.py,
+  docs/judges.md). Settings: `ablation.verifier.<checkpoint>` (config.VerifierConfig); the engine is
+  the `xfinder` section's defaults (one replica, device auto). The fan-out takes its verdict as the
+  judgment under every comparator (a verifier compares nothing) and leaves extraction accuracy empty.
 
     valid rows -> prompt (the checkpoint's training-format prompt, stages/prompt.py)
                -> vLLM stage (logprobs on) -> raw_output[<e>], logprob[<e>], extract_error[<e>]
@@ -14,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from xfinder_ray.config import ConfigError, StorageConfig, XFinderConfig
+from xfinder_ray.config import ConfigError, StorageConfig, VerifierConfig, XFinderConfig
 
 if TYPE_CHECKING:
     import ray.data
@@ -26,10 +32,26 @@ if TYPE_CHECKING:
     from xfinder_ray.ablation.config import AblationConfig
 
 PREFIX = "xfinder:"
+VERIFIER_PREFIX = "verifier:"
 
 
 def is_model_extractor(name: str) -> bool:
-    return name.startswith(PREFIX)
+    """A column a model fills (xFinder or a verifier): raw output, logprob, error."""
+    return name.startswith((PREFIX, VERIFIER_PREFIX))
+
+
+def is_verifier(name: str) -> bool:
+    return name.startswith(VERIFIER_PREFIX)
+
+
+def verifier_settings(a: AblationConfig, name: str) -> tuple[VerifierConfig, XFinderConfig]:
+    """The verifier section of `verifier:<checkpoint>` (defaults filled) and its engine settings."""
+    from xfinder_ray.config import complete_verifier
+
+    label = name[len(VERIFIER_PREFIX) :]
+    v = replace(a.verifier.get(label) or VerifierConfig(), checkpoint=label)
+    complete_verifier(v, None, f"ablation.verifier.{label}")
+    return v, XFinderConfig()
 
 
 def raw_col(extractor: str) -> str:
@@ -53,6 +75,9 @@ def settings(a: AblationConfig, name: str) -> XFinderConfig:
 def check_settings(a: AblationConfig, name: str) -> None:
     from xfinder_ray.prompts import CHECKPOINTS, FORMATS, REASONING
 
+    if is_verifier(name):
+        verifier_settings(a, name)  # a ConfigError names the key
+        return
     label = name[len(PREFIX) :]
     if not label:
         raise ConfigError(
@@ -75,23 +100,40 @@ def check_settings(a: AblationConfig, name: str) -> None:
             raise ConfigError(f"invalid config: {key}.{field} must be >= 1")
 
 
-def missing_model(x: XFinderConfig) -> str | None:
+def missing_model(x: XFinderConfig | tuple[VerifierConfig, XFinderConfig]) -> str | None:
     """Why this checkpoint cannot run here (its model folder is not on disk), or None."""
     from xfinder_ray.stages.extract import model_is_local
 
-    if model_is_local(x.model_source):
+    source = x[0].model_source if isinstance(x, tuple) else x.model_source
+    if source and model_is_local(source):
         return None
     return (
-        f"model folder {x.model_source!r} not found (an ablation never downloads a model; put the "
+        f"model folder {source!r} not found (an ablation never downloads a model; put the "
         "checkpoint there or point model_source at it)"
     )
 
 
-def identity(x: XFinderConfig, storage: StorageConfig | None = None) -> str:
+def identity(
+    x: XFinderConfig | tuple[VerifierConfig, XFinderConfig], storage: StorageConfig | None = None
+) -> str:
     """The scoring job's extractor identity string for these settings (device already resolved)."""
     from xfinder_ray.extractors.model import model_extractor_identity
+    from xfinder_ray.extractors.verifier import verifier_identity
 
+    if isinstance(x, tuple):
+        return verifier_identity(x[0], x[1], x[1].device, storage)
     return model_extractor_identity(x, x.device, storage)
+
+
+def with_device(x: XFinderConfig | tuple[VerifierConfig, XFinderConfig], device: str) -> Any:
+    """These settings on the device the driver resolved."""
+    if isinstance(x, tuple):
+        return x[0], replace(x[1], device=device)
+    return replace(x, device=device)
+
+
+def device_of(x: XFinderConfig | tuple[VerifierConfig, XFinderConfig]) -> str:
+    return x[1].device if isinstance(x, tuple) else x.device
 
 
 def _outputs(extractor: str, raw: pa.Array, logprob: pa.Array, error: pa.Array) -> list[tuple[str, pa.Array]]:
@@ -127,13 +169,23 @@ def null_outputs(batch: pa.Table, *, extractors: list[str]) -> pa.Table:
 
 
 def model_stage(
-    name: str, x: XFinderConfig, batch_size: int, storage: StorageConfig | None = None
+    name: str,
+    x: XFinderConfig | tuple[VerifierConfig, XFinderConfig],
+    batch_size: int,
+    storage: StorageConfig | None = None,
 ) -> Callable[[ray.data.Dataset], ray.data.Dataset]:
     """valid rows -> + raw_output[name], logprob[name], extract_error[name] (lazy); the device in `x`
     is the one the driver resolved."""
     from xfinder_ray.extractors.model import build_model_extractor
+    from xfinder_ray.extractors.verifier import build_verifier_judge
 
-    model = build_model_extractor(x, device=x.device, batch_size=batch_size, logprobs=True, storage=storage)
+    if isinstance(x, tuple):  # a verifier: its stage asks for logprobs itself
+        v, engine = x
+        model = build_verifier_judge(v, engine, device=engine.device, batch_size=batch_size, storage=storage)
+    else:
+        model = build_model_extractor(
+            x, device=x.device, batch_size=batch_size, logprobs=True, storage=storage
+        )
 
     def stage(ds: ray.data.Dataset) -> ray.data.Dataset:
         return model.apply(ds).map_batches(_rename, batch_format="pyarrow", fn_kwargs=dict(extractor=name))

@@ -49,7 +49,7 @@ VERIFIER_NO_ANSWER = {"INCOMPLETE": "truncated", "REPETITIVE": "loop", "REFUSAL"
 NO_VERDICT = "verifier gave no verdict"  # a reject reason's start (response-caused: stages/aggregate.py)
 
 
-def _from_verdict(checkpoint: str, raw: str) -> tuple[str | None, bool | None, str | None, str | None]:
+def from_verdict(checkpoint: str, raw: str) -> tuple[str | None, bool | None, str | None, str | None]:
     """(extracted_answer, judgment, reject reason, no-answer reason) from a verifier's output. A
     response it calls invalid (CompassVerifier's C) is wrong with no answer, with the type as the
     reason; an output that is no verdict at all is a reject with the text, never a silent "wrong"."""
@@ -94,7 +94,7 @@ def _judge(rows: pd.DataFrame, *, math: str, parse: bool, verifier: str | None =
             why.append(None)
             continue
         if by_verdict is not None and by_verdict[i]:
-            key, verdict, reason, no_answer = _from_verdict(verifier, raw)
+            key, verdict, reason, no_answer = from_verdict(verifier, raw)
             extracted.append(key)
             verdicts.append(verdict)
             reasons.append(reason)
