@@ -146,12 +146,14 @@ def _verifier_prompt(args: argparse.Namespace) -> RowFn:
     if problems:
         _usage_error(f"--checkpoint {args.checkpoint}: " + "; ".join(problems))
 
-    from xfinder_ray.config import VERIFIER_COT_MAX_TOKENS, VERIFIER_MAX_TOKENS, VerifierConfig
+    from xfinder_ray.config import VerifierConfig, complete_verifier
+    from xfinder_ray.extractors.verifier import verifier_prompt_tokens
     from xfinder_ray.verifiers import fit_verifier_prompt
 
     # The scoring job's window unless --max-prompt-tokens is given: the job's prompt, byte for byte.
-    window = VerifierConfig().max_model_len
-    budget = args.max_prompt_tokens or window - (VERIFIER_COT_MAX_TOKENS if args.cot else VERIFIER_MAX_TOKENS)
+    job = VerifierConfig(checkpoint=args.checkpoint, cot=args.cot)
+    complete_verifier(job, None, "--checkpoint")
+    budget = args.max_prompt_tokens or verifier_prompt_tokens(job)
 
     def fn(row: dict[str, Any]) -> dict[str, Any]:
         rec = _valid(row)

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import ray
 
-from xfinder_ray.config import VERIFIER_DEFAULTS, JobConfig, redacted
+from xfinder_ray.config import JobConfig, redacted
 from xfinder_ray.diff import compare_after_commit, resolve_compare_to
 from xfinder_ray.job import (
     CountMismatch,
@@ -32,6 +32,7 @@ from xfinder_ray.job import (
     unwrap_bad_file,
     utc,
 )
+from xfinder_ray.preflight import uses_model
 from xfinder_ray.report import write_report
 from xfinder_ray.resume import OutputExists, open_output, written_positions
 from xfinder_ray.stages.aggregate import build_tables, compare_models, count_outcomes, write_tables
@@ -73,11 +74,6 @@ def choose_extractor(cfg: JobConfig) -> tuple[JobConfig, list[str]]:
         )
         cfg.extractor.name = "rules"
     return cfg, notes
-
-
-def uses_model(cfg: JobConfig) -> bool:
-    """xFinder or a verifier judge: a pool of vLLM replicas (else a record-level extractor)."""
-    return cfg.extractor.name in ("xfinder", *VERIFIER_DEFAULTS)
 
 
 def job_device(cfg: JobConfig) -> str | None:

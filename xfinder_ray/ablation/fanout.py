@@ -65,27 +65,24 @@ def wide_schema(extractors: list[str], comparators: list[str]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def _model_extraction(row: dict[str, Any], rec: Record, extractor: str) -> tuple[str | None, str | None]:
-    """(key answer, error) of an xFinder extractor from the columns its vLLM stage added; for a
-    verifier, "" or [No valid answer] (its C), with the verdict read by _verdict."""
+def _model_extraction(
+    row: dict[str, Any], rec: Record, extractor: str
+) -> tuple[str | None, str | None, bool | None]:
+    """(key answer, error, verdict) of a model column from what its vLLM stage added: an xFinder
+    extraction (no verdict: the comparators judge it), or a verifier's "" / [No valid answer] (its C)
+    with its verdict."""
     error = row.get(error_col(extractor))
     if isinstance(error, str) and error:
-        return None, f"model: {error[:300]}"
+        return None, f"model: {error[:300]}", None
     raw = row.get(raw_col(extractor))
     if not isinstance(raw, str):
-        return None, "model: no output for this row"
+        return None, "model: no output for this row", None
     if is_verifier(extractor):
         from xfinder_ray.stages.judge import from_verdict
 
-        key, _, reason, _ = from_verdict(extractor[len(VERIFIER_PREFIX) :], raw)
-        return key, reason
-    return parse_output(raw, rec.key_answer_type, rec.answer_range), None
-
-
-def _verdict(row: dict[str, Any], extractor: str) -> bool | None:
-    from xfinder_ray.stages.judge import from_verdict
-
-    return from_verdict(extractor[len(VERIFIER_PREFIX) :], row[raw_col(extractor)])[1]
+        key, verdict, reason, _ = from_verdict(extractor[len(VERIFIER_PREFIX) :], raw)
+        return key, reason, verdict
+    return parse_output(raw, rec.key_answer_type, rec.answer_range), None, None
 
 
 def extraction_matches(rec: Record, extracted: str, gold: str) -> bool:
@@ -119,9 +116,9 @@ def fanout_batch(batch: pd.DataFrame, *, extractors: list[str], comparators: lis
         gold = row.get("gold_key_answer")
         gold = gold if isinstance(gold, str) else None
         for e in extractors:
-            extracted, error = None, None
+            extracted, error, judged = None, None, None  # judged: a verifier's verdict
             if rec is not None and is_model_extractor(e):
-                extracted, error = _model_extraction(row, rec, e)
+                extracted, error, judged = _model_extraction(row, rec, e)
             elif rec is not None:
                 try:
                     extracted = extract[e](rec)
@@ -133,7 +130,6 @@ def fanout_batch(batch: pd.DataFrame, *, extractors: list[str], comparators: lis
             if rec is not None and extracted is not None and gold is not None and not is_verifier(e):
                 ok = extraction_matches(rec, extracted, gold)  # a verifier extracts nothing to check
             cols[extraction_ok_col(e)].append(ok)
-            judged = _verdict(row, e) if is_verifier(e) and extracted is not None else None
             for c in comparators:
                 verdict = None
                 if is_verifier(e):

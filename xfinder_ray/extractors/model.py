@@ -23,7 +23,13 @@ if TYPE_CHECKING:
 
     from xfinder_ray.storage import Location
 
-__all__ = ["ModelExtractor", "build_model_extractor", "model_extractor_identity", "model_settings"]
+__all__ = [
+    "ModelExtractor",
+    "build_model_extractor",
+    "model_judge",
+    "model_extractor_identity",
+    "model_settings",
+]
 
 
 @dataclass(frozen=True)
@@ -81,11 +87,9 @@ def build_model_extractor(
     """The model extractor for this `xfinder` section on `device`; with `cache_root`, extractions are
     looked up in (and the job's sink adds to) the cache folder of these settings."""
     from xfinder_ray.extractors.vllm import build_vllm_stage
-    from xfinder_ray.stages.cache import cache_location
     from xfinder_ray.stages.prompt import prompt_batch
 
     settings = model_settings(x, device, storage)
-    cache = cache_location(cache_root, settings) if cache_root is not None else None
     vllm = build_vllm_stage(_stage_config(x, logprobs), device)
     prompt_kwargs = dict(
         checkpoint=x.checkpoint,
@@ -93,18 +97,17 @@ def build_model_extractor(
         max_prompt_tokens=max_prompt_tokens(x),
         reasoning=x.reasoning,
     )
-    apply = model_stage_apply(prompt_batch, prompt_kwargs, vllm, settings, cache_root, batch_size)
-    return ModelExtractor(settings["extractor"], settings, cache, apply)
+    return model_judge(prompt_batch, prompt_kwargs, vllm, settings, cache_root, batch_size)
 
 
-def model_stage_apply(
+def model_judge(
     prompt_stage: Callable[..., Any],
     prompt_kwargs: dict[str, Any],
     vllm: Callable[[ray.data.Dataset], ray.data.Dataset],
     settings: dict[str, Any],
     cache_root: Location | None,
     batch_size: int,
-) -> Callable[[ray.data.Dataset], ray.data.Dataset]:
+) -> ModelExtractor:
     """rows -> prompt -> [cache lookup] -> the engine for the rows the cache cannot answer; the same
     chain for every model judge (xFinder, a verifier), which differ in the prompt stage and settings."""
     import ray
@@ -135,4 +138,4 @@ def model_stage_apply(
         others = prompted.map_batches(no_model, batch_format="pandas", batch_size=batch_size)
         return vllm(to_model).union(others)
 
-    return apply
+    return ModelExtractor(settings["extractor"], settings, cache, apply)

@@ -15,12 +15,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from xfinder_ray.config import StorageConfig, VerifierConfig, XFinderConfig
-from xfinder_ray.extractors.model import ModelExtractor, model_stage_apply
+from xfinder_ray.extractors.model import ModelExtractor, model_judge
 
 if TYPE_CHECKING:
     from xfinder_ray.storage import Location
 
-__all__ = ["build_verifier_judge", "verifier_identity", "verifier_settings"]
+__all__ = ["build_verifier_judge", "verifier_identity", "verifier_prompt_tokens", "verifier_settings"]
 
 
 def engine_section(v: VerifierConfig, x: XFinderConfig) -> XFinderConfig:
@@ -33,6 +33,12 @@ def engine_section(v: VerifierConfig, x: XFinderConfig) -> XFinderConfig:
         max_model_len=v.max_model_len,
         max_tokens=v.max_tokens,
     )
+
+
+def verifier_prompt_tokens(v: VerifierConfig) -> int:
+    """Room for the prompt in the verifier's window, less its answer (the CLI renders the same)."""
+    assert v.max_tokens, "config.complete_verifier fills the verifier section's defaults"
+    return v.max_model_len - v.max_tokens
 
 
 def verifier_identity(
@@ -75,21 +81,18 @@ def build_verifier_judge(
 ) -> ModelExtractor:
     """The verifier judge for this `verifier` section on `device`, cached like xFinder's extractions."""
     from xfinder_ray.extractors.vllm import build_vllm_stage, stage_config_from
-    from xfinder_ray.stages.cache import cache_location
     from xfinder_ray.stages.prompt import verifier_prompt_batch
 
     settings = verifier_settings(v, x, device, storage)
-    cache = cache_location(cache_root, settings) if cache_root is not None else None
     # Greedy and short: the chat templates end a turn with the base model's EOS; XFINDER_STOP holds
     # the same end-of-turn strings (Qwen2.5, Llama-3, Gemma-2) in case the text shows them.
     # logprobs: the verdict's log-probability is its confidence (judgments/verdict_logprob).
     vllm = build_vllm_stage(replace(stage_config_from(engine_section(v, x)), logprobs=True), device)
     prompt_kwargs = dict(
         checkpoint=v.checkpoint,
-        max_prompt_tokens=v.max_model_len - v.max_tokens,
+        max_prompt_tokens=verifier_prompt_tokens(v),
         variant=v.variant,
         cot=v.cot,
         strip_thought=v.strip_thought,
     )
-    apply = model_stage_apply(verifier_prompt_batch, prompt_kwargs, vllm, settings, cache_root, batch_size)
-    return ModelExtractor(settings["extractor"], settings, cache, apply)
+    return model_judge(verifier_prompt_batch, prompt_kwargs, vllm, settings, cache_root, batch_size)

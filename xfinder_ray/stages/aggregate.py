@@ -33,11 +33,12 @@ Z95 = 1.959963984540054
 UNKNOWN = "(unknown)"  # the model / task of a rejected row that has none (an unreadable line)
 REJECT_POLICIES = ("wrong", "exclude")
 # Rejects caused by the model's response rather than the record: the judge stage's (extraction failed:
-# oversized or unreadable model output, engine errors; a verifier's output that is no verdict), a response over the size bound or not valid
+# oversized or unreadable model output, engine errors, a verifier's output that is no verdict: all by
+# their stage), a response over the size bound or not valid
 # UTF-8, and a JSONL line over the line bound (in practice an over-long response; such a line has no
 # readable model, so it lands under "(unknown)" and is never scored).
 RESPONSE_REASONS = re.compile(
-    r"^(extraction failed|verifier gave no verdict|field 'llm_output' is longer than|field 'llm_output' is not valid UTF-8|line longer than)"
+    r"^(extraction failed|field 'llm_output' is longer than|field 'llm_output' is not valid UTF-8|line longer than)"
 )
 # Compact the per-question counters once this many partial rows are held.
 COMPACT_ROWS = 1_000_000

@@ -156,10 +156,7 @@ def new_entries(df: pd.DataFrame) -> pa.Table:
                 [None if v != v or v is None else int(v) for v in fresh["prompt_tokens"]], pa.int64()
             ),
             "logprob": pa.array(
-                [
-                    None if v is None or v != v else float(v)
-                    for v in fresh.get("logprob", [None] * len(fresh))
-                ],
+                [None if pd.isna(v) else float(v) for v in fresh.get("logprob", [None] * len(fresh))],
                 pa.float64(),
             ),
         },
