@@ -13,7 +13,7 @@ What is sampled (see benchmarks/data/zeroeval/README.md):
     set of question ids, then every readable model file's records for those ids, so every model answers
     the same questions (per-model accuracy is comparable, and the files look like a leaderboard's).
   * MMLU-Redux: its result files at HEAD are not in the mirror; the three versions that are
-    (MMLU_SOURCES, the same ones /work/shared/data/build_real_dev.py uses) are taken whole.
+    (MMLU_SOURCES, the same ones the shared data folder's build_real_dev.py uses) are taken whole.
   * Every (file, id) in the labelled dev set (real_dev.jsonl's `source`) is left out, so the corpus never
     overlaps it; the sampling is done before that exclusion, so it does not depend on the dev set's size.
   * Every record must pass xfinder_ray.records.validate; the few that do not are left out and counted.

@@ -187,7 +187,8 @@ def aggregate(cfg: JobConfig, out: Location, imported: list[str]) -> tuple[pd.Da
     """The accuracy tables from everything written (this run and before: judged and rejected, under
     `aggregate.rejects`), the paired tests and rank intervals; for imported framework outputs, the
     framework's own accuracy over the same judged records beside ours."""
-    outcomes = count_outcomes(out.join("judgments"), out.join("rejects"))
+    import_rejects = out.join("_imported", "_import") if imported else None
+    outcomes = count_outcomes(out.join("judgments"), out.join("rejects"), import_rejects)
     by_task, by_model = build_tables(outcomes, cfg.aggregate.rejects)
     a = cfg.aggregate
     comparison = compare_models(outcomes, by_model, a.rejects, a.bootstrap, a.seed)

@@ -1,19 +1,19 @@
-"""Is one model really ahead of another? Paired tests and rank intervals over questions (numpy only).
+"""Is one model really ahead of another? Paired tests and rank intervals over questions.
 
 - `mcnemar_exact(a_only, b_only)`: the exact McNemar test, i.e. a two-sided binomial test (p = 1/2)
-  on the discordant items (one model right, the other wrong). Exact at any count, no resampling.
+  on the discordant items (one model right, the other wrong), by scipy.stats.binomtest. Exact at any
+  count, no resampling.
 - `holm(p)`: Holm's step-down adjustment across a family of tests (all pairs of models).
 - `bootstrap_ranks(...)`: each model's rank by macro accuracy in seeded resamples of the questions
   (stratified by task, so every resample has each task's number of questions), and its 2.5 / 97.5
   percentiles.
 
-The checks against scipy / statsmodels are in tests/cpu/stages/test_aggregate.py; docs/leaderboard.md
+The checks against statsmodels and reference values are in tests/cpu/stages/test_aggregate.py; docs/leaderboard.md
 says why these two methods.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 
@@ -24,65 +24,15 @@ ALPHA = 0.05
 CHUNK_CELLS = 4_000_000
 
 
-_STIRLING = (1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188)
-_LOG_2PI = math.log(2 * math.pi)
-
-
-def _stirlerr(n: float) -> float:
-    """log(n!) - log(sqrt(2 pi n) (n / e)^n), by its series past 15 (Loader 2000)."""
-    if n <= 15:
-        return math.lgamma(n + 1) - (n + 0.5) * math.log(n) + n - 0.5 * _LOG_2PI
-    nn = n * n
-    s0, s1, s2, s3, s4 = _STIRLING
-    return (s0 - (s1 - (s2 - (s3 - s4 / nn) / nn) / nn) / nn) / n
-
-
-def _bd0(x: float, m: float) -> float:
-    """x log(x / m) + m - x without cancellation (Loader 2000)."""
-    if abs(x - m) < 0.1 * (x + m):
-        v = (x - m) / (x + m)
-        s = (x - m) * v
-        ej = 2 * x * v
-        j = 1
-        while True:
-            ej *= v * v
-            s1 = s + ej / (2 * j + 1)
-            if s1 == s:
-                return s
-            s, j = s1, j + 1
-    return x * math.log(x / m) + m - x
-
-
-def binom_pmf_half(k: int, n: int) -> float:
-    """P(X = k) for X ~ Binomial(n, 1/2), by Loader's saddle-point form (relative error ~1e-15)."""
-    if k < 0 or k > n:
-        return 0.0
-    if k in (0, n):
-        return 2.0**-n
-    lc = _stirlerr(n) - _stirlerr(k) - _stirlerr(n - k) - _bd0(k, n / 2) - _bd0(n - k, n / 2)
-    return math.exp(lc - 0.5 * (_LOG_2PI + math.log(k) + math.log1p(-k / n)))
-
-
-def binom_cdf_half(k: int, n: int) -> float:
-    """P(X <= k) for X ~ Binomial(n, 1/2): P(X = k) times the sum of P(X = j) / P(X = k) for j <= k,
-    the ratios by C(n, j - 1) / C(n, j) = j / (n - j + 1) (exact to ~1e-13 at n = 10^6)."""
-    if n <= 0 or k >= n:
-        return 1.0
-    if k < 0:
-        return 0.0
-    if 2 * k > n:  # the sum below wants the terms to fall away from k
-        return 1.0 - binom_cdf_half(n - k - 1, n)
-    j = np.arange(k, 0, -1, dtype=np.float64)
-    ratios = np.cumprod(j / (n - j + 1))
-    return float(min(1.0, binom_pmf_half(k, n) * (1.0 + ratios.sum())))
-
-
 def mcnemar_exact(a_only: int, b_only: int) -> float:
-    """Two-sided exact McNemar p-value from the two discordant counts (1.0 when there are none)."""
+    """Two-sided exact McNemar p-value from the two discordant counts (1.0 when there are none): the
+    binomial test of one side's count against n = both, p = 1/2 (scipy's, exact at any n)."""
+    from scipy.stats import binomtest  # imported here: the driver needs it only for the paired tests
+
     n = a_only + b_only
     if n == 0:
         return 1.0
-    return min(1.0, 2.0 * binom_cdf_half(min(a_only, b_only), n))
+    return float(min(1.0, binomtest(min(a_only, b_only), n, 0.5).pvalue))
 
 
 def holm(p_values: list[float] | np.ndarray) -> np.ndarray:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -76,3 +78,37 @@ def test_each_job_reads_in_one_screen():
         tree = ast.parse((PACKAGE / file).read_text())
         (fn,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
         assert fn.end_lineno - fn.lineno + 1 <= 40, f"{file}:{name} is {fn.end_lineno - fn.lineno + 1} lines"
+
+
+# A path of one machine (a developer's checkout, a build host) in a file people copy from is a trap:
+# docs, scripts and test data name paths relative to the repository.
+MACHINE_PATHS = re.compile(r"(?<![\w.])/(?:work|root)/")  # not /home/ray/: the Ray image's own home
+
+
+def tracked_text_files() -> Iterator[Path]:
+    root = PACKAGE.parent
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True
+    ).stdout.split(b"\0")
+    for name in filter(None, listed):
+        path = root / name.decode()
+        binary = path.suffix in {".parquet", ".png", ".zip", ".eval", ".gz", ".zst"}
+        if binary or not path.is_file() or path == Path(__file__).resolve():  # this file: its examples
+            continue
+        yield path
+
+
+def test_no_machine_paths_in_tracked_files():
+    found = []
+    for path in tracked_text_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found += [f"{path.relative_to(PACKAGE.parent)}: {m.group(0)}" for m in MACHINE_PATHS.finditer(text)]
+        if MACHINE_PATHS.search(path.relative_to(PACKAGE.parent).as_posix().replace("__", "/")):
+            found.append(f"{path.relative_to(PACKAGE.parent)} (its name)")
+    assert not found, found[:20]
+
+
+def test_the_machine_path_scan_sees_one():
+    assert MACHINE_PATHS.search('"pretrained": "/work/main/.cache/models/x"')
+    assert MACHINE_PATHS.search("/root/.cache/huggingface")
+    assert not MACHINE_PATHS.search("s3://bucket/work/x and ../shared/data and ./work/")

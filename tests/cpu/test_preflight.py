@@ -1,4 +1,4 @@
-"""The newcomer's traps (issue #16 item 6; /work/shared/reviews/newcomer-first-hour.md), each on real
+"""The newcomer's traps (issue #16 item 6; ../shared/reviews/newcomer-first-hour.md), each on real
 files: what is read from a folder, .json documents, a checkpoint that is not there, a GPU config on a
 machine without one, bad input paths, runs that reject (nearly) everything, the demo config never
 replacing a committed run, the README's example records, and the record tools' polish."""

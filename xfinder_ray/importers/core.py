@@ -27,7 +27,15 @@ import pyarrow.parquet as pq
 
 from xfinder_ray import records
 from xfinder_ray.importers.formats import READERS, Reader
-from xfinder_ray.importers.task_map import TaskMap, TaskMapSource, Unrecoverable, load_task_map, recover
+from xfinder_ray.importers.task_map import (
+    Entry,
+    TaskMap,
+    TaskMapSource,
+    Unrecoverable,
+    load_task_map,
+    recover,
+)
+from xfinder_ray.records import KEY_ANSWER_TYPES
 from xfinder_ray.storage import Location, exists, list_files, resolve, write_json_atomic
 
 log = logging.getLogger("xfinder_ray")
@@ -71,6 +79,9 @@ class Sample:
     verdict: bool | None = None
     metric: str | None = None
     problem: str | None = None
+    # The reader's own inference from the sample's structure (lettered choices -> alphabet_option),
+    # used only when no task-map entry matches the task: an entry always overrides it.
+    key_answer_type: str | None = None
 
 
 @dataclass
@@ -269,6 +280,8 @@ def to_record(s: Sample, task_map: TaskMap) -> dict[str, Any]:
     if not s.task:
         raise Unrecoverable("no task name")
     entry = task_map.lookup(s.task, s.framework)
+    if entry is None and s.key_answer_type in KEY_ANSWER_TYPES:
+        entry = Entry(f"{s.framework}:inferred", (s.task,), s.key_answer_type)
     if entry is None:
         raise Unrecoverable(f"unknown task: no task_map entry matches {s.task!r}")
     if s.response is None:

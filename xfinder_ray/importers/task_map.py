@@ -19,7 +19,7 @@ from typing import Any
 from xfinder_ray.records import KEY_ANSWER_TYPES, MATH_ANSWER_RANGE
 
 DEFAULT_TASK_MAP = Path(__file__).resolve().parents[2] / "configs" / "task_map.yaml"
-FRAMEWORKS = ("lm-eval", "opencompass")
+FRAMEWORKS = ("lm-eval", "opencompass", "inspect", "lighteval", "helm")
 ENTRY_KEYS = {
     "match",
     "key_answer_type",

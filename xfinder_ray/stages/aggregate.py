@@ -130,13 +130,18 @@ class _ItemCounter:
         return df.sort_values(ITEM_KEYS, na_position="last", kind="stable").reset_index(drop=True)
 
 
-def count_outcomes(judgments: Location, rejects: Location | None = None) -> Outcomes:
+def count_outcomes(
+    judgments: Location, rejects: Location | None = None, import_rejects: Location | None = None
+) -> Outcomes:
     """One streaming pass over judgments/ (model, task, question_key, judgment, extracted_answer,
-    no_answer_reason) and rejects/ (model, task, question, reason, stage)."""
+    no_answer_reason), rejects/ (model, task, question, reason, stage) and, for imported framework
+    outputs, the import's rejects (_imported/_import/: samples that never became a record), so a task
+    scored on 1 of its 3 samples says so. The import's rejects are classed by reason like the job's."""
     outcomes = Outcomes(defaultdict(lambda: [0, 0, 0, 0, 0]), pd.DataFrame())
     items = _ItemCounter()
     _count_judgments(judgments, outcomes, items)
     _count_rejects(rejects, outcomes, items)
+    _count_rejects(import_rejects, outcomes, items)
     return Outcomes(dict(outcomes.cells), items.frame(), outcomes.no_answer)
 
 

@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data" / "importers"
 LM_DUMMY = DATA / "lm_eval" / "dummy"
 LM_SMOL = DATA / "lm_eval" / "smollm2"
+SMOL = "models/SmolLM2-135M-Instruct"  # the model name lm-eval recorded for that run
 OC_BASE = DATA / "opencompass" / "base"
 OC_CHAT = DATA / "opencompass" / "chat"
 TASKS = DATA / "lm_eval_tasks"
@@ -379,16 +380,17 @@ def test_lm_eval_smollm2_run(tmp_path):
     check_report(rep)
     assert (rep.read, rep.written, rep.rejected, rep.skipped) == (21, 16, 2, 3)
     recs = by_id(tmp_path / "imp" / "records.parquet")
-    assert {r["model"] for r in recs.values()} == {"SmolLM2-135M-Instruct"}  # pretrained=<folder>: its name
+    # pretrained=models/SmolLM2-135M-Instruct, a relative folder: it reads as a hub id (org/name) and is kept
+    assert {r["model"] for r in recs.values()} == {SMOL}
     # --apply_chat_template with few-shot as turns: the question is the last user turn, nothing else
-    gsm = recs["SmolLM2-135M-Instruct::gsm8k_mini::0"]
+    gsm = recs[f"{SMOL}::gsm8k_mini::0"]
     assert (
         gsm["question"]
         == "Question: Tom has 3 apples and buys 4 more. How many apples does he have?\nAnswer:"
     )
     assert all("<|im_start|>" not in r["question"] for r in recs.values())
     # the framework's exact_match calls "B. 4" wrong for target "B": what re-scoring is for
-    mmlu = recs["SmolLM2-135M-Instruct::mmlu_mini_generative::1"]
+    mmlu = recs[f"{SMOL}::mmlu_mini_generative::1"]
     assert mmlu["llm_output"] == "B. 4" and mmlu["correct_answer"] == "B" and mmlu["source_judgment"] is False
 
 
@@ -582,7 +584,7 @@ def test_job_on_imported_lm_eval_and_opencompass(ray_local, tmp_path):
     n = len(rows(Path(lm[0]))) + len(rows(Path(oc[0])))
     m, task, model = check_job(tmp_path / "out", lm + oc, n)
     assert set(model["model"]) == {
-        "SmolLM2-135M-Instruct" if LM_SMOL.exists() else "dummy",
+        SMOL if LM_SMOL.exists() else "dummy",
         "smollm2-135m-instruct-chat",
     }
     # the importer's own folder is skipped by the job's listing: the output folder as input reads records only
@@ -759,6 +761,16 @@ def test_score_reads_framework_outputs_directly(ray_local, tmp_path):
     assert int(by_task["source_correct"].sum()) == sum(r["source_judgment"] for r in with_verdict)
     board = (out / "accuracy" / "leaderboard.md").read_text()
     assert "framework macro" in board and "ours (the framework's own)" in board
+    # The import's 4 rejects count in the tables as record-caused, in their own (model, task) cells:
+    # csqa_mini_text was scored on 2 of its 4 samples, and the unknown task is a row with none judged.
+    import_rejects = rows(out / "_imported" / "_import" / "rejects.parquet")
+    assert int(by_task["rejected_record"].sum()) == len(import_rejects) == 4
+    assert (by_task["input"] == by_task["judged"] + by_task["rejected"]).all()
+    assert int(by_task["input"].sum()) == imp["written"] + imp["rejected"]
+    for (model, task), got in by_task.set_index(["model", "task"])["rejected_record"].items():
+        assert got == sum(1 for r in import_rejects if (r["model"], r["task"]) == (model, task))
+    csqa = by_task[by_task["task"] == "csqa_mini_text"].iloc[0]
+    assert (csqa["judged"], csqa["rejected_record"]) == (2, 2)
     # a committed output is not re-imported over
     with pytest.raises(OutputExists):
         job("output.overwrite=false")

@@ -4,6 +4,9 @@ scipy / statsmodels on known cases."""
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
@@ -266,11 +269,13 @@ def test_exact_mcnemar_equals_statsmodels_and_scipy(table):
         assert ours == 1.0
 
 
-def test_binomial_tail_is_exact_at_large_n():
-    for k, n in ((0, 1), (3, 7), (4_950, 10_000), (499_000, 1_000_000), (10, 100_000)):
-        assert sig.binom_cdf_half(k, n) == pytest.approx(
-            scipy_stats.binom.cdf(k, n, 0.5), rel=1e-8, abs=1e-300
-        )
+def test_exact_mcnemar_equals_exact_integer_arithmetic_at_large_n():
+    # Reference: 2 * sum_{j <= k} C(n, j) / 2^n in integers, exact, then one rounding to float.
+    for a_only, b_only in ((0, 1), (3, 4), (4_950, 5_050), (1_900, 2_100), (10, 3_000)):
+        n, k = a_only + b_only, min(a_only, b_only)
+        tail = sum(math.comb(n, j) for j in range(k + 1))
+        want = min(1.0, float(Fraction(2 * tail, 2**n)))
+        assert sig.mcnemar_exact(a_only, b_only) == pytest.approx(want, rel=1e-9, abs=1e-300)
 
 
 def test_wilson_equals_statsmodels_and_holds_the_estimate():
