@@ -10,11 +10,12 @@ from typing import Any
 def add_import_parser(sub: Any) -> argparse.ArgumentParser:
     sp = sub.add_parser(
         "import",
-        help="convert lm-evaluation-harness / OpenCompass / ZeroEval result files into job input Parquet",
+        help="convert evaluation-framework outputs (lm-eval, OpenCompass, ZeroEval, Inspect AI, ...) into job input",
         description=(
             "Read lm-eval --log_samples files (samples_<task>_<timestamp>.jsonl + results_*.json) or an "
             "OpenCompass run folder (predictions/<model>/<dataset>.json + results/) or ZeroEval result "
-            "files (result_dirs/<task>/<model>.json) and write "
+            "files (result_dirs/<task>/<model>.json) or Inspect AI logs (a --log-dir of .eval / --log-format "
+            "json logs) and write "
             "DIR/records.parquet (job input + source_judgment), DIR/_import/rejects.parquet and "
             "DIR/_import/report.json. Then: xfinder-ray score input=DIR output=... (docs/importing.md)"
         ),
