@@ -251,6 +251,13 @@ def _run_job(
     except errors as e:
         print(f"xfinder-ray: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: one line, not Ray Data's traceback; the written parts are kept
+        print(
+            f"xfinder-ray: interrupted; the rows written so far are kept in {getattr(cfg.output, 'path', '?')}: "
+            "run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
 
 
 def score_main(config: str | None, overrides: list[str]) -> int:

@@ -265,6 +265,7 @@ def _check(cfg: JobConfig) -> None:
         raise ConfigError("invalid config: input.max_rejected_share must be between 0 and 1")
     if not cfg.input.paths:
         raise ConfigError("invalid config: input.paths is empty")
+    _check_columns(dict(cfg.input.columns))
     if cfg.aggregate.bootstrap < 0 or cfg.aggregate.seed < 0:
         raise ConfigError("invalid config: aggregate.bootstrap and aggregate.seed must be >= 0")
     if cfg.storage.profile is not None and (cfg.storage.access_key_id or cfg.storage.secret_access_key):
@@ -347,3 +348,20 @@ def redacted(cfg: JobConfig) -> dict[str, Any]:
 
 def to_yaml(cfg: JobConfig | DictConfig) -> str:
     return OmegaConf.to_yaml(OmegaConf.structured(cfg) if not isinstance(cfg, DictConfig) else cfg)
+
+
+def _check_columns(columns: dict[str, Any]) -> None:
+    """input.columns maps the job's field names to the data's column names; the reverse, a natural
+    guess, would be accepted silently and reject every record, so a key that is no field is refused."""
+    from xfinder_ray.records import FIELDS
+
+    for key, value in columns.items():
+        if key not in FIELDS:
+            hint = f"input.columns.{value}={key}" if value in FIELDS else f"input.columns.<field>={key}"
+            raise ConfigError(
+                f"invalid config: input.columns.{key}: the keys are the job's field names "
+                f"({', '.join(FIELDS)}) and the values your columns; did you mean {hint}?"
+            )
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"invalid config: input.columns.{key} must name a column, got {value!r}")
+

@@ -10,7 +10,7 @@ from typing import Any
 
 import ray
 
-from xfinder_ray.resume import OutputExists
+from xfinder_ray.resume import committed_output
 from xfinder_ray.stages.inventory import BadInputFile
 from xfinder_ray.storage import TRANSIENT_ERRORS, Location, write_json_atomic
 
@@ -82,9 +82,7 @@ def import_inputs(cfg: Any, out: Location) -> tuple[Any, list[str]]:
     from xfinder_ray.storage import exists
 
     if exists(out.join("manifest.json")) and not cfg.output.overwrite:  # before touching _imported/
-        raise OutputExists(
-            f"{out.uri} already holds a committed run (manifest.json); set output.overwrite=true"
-        )
+        raise committed_output(out.uri)
     imported = convert_inputs(
         cfg.input.paths, cfg.input.format, cfg.input.task_map, out.join("_imported").uri, storage=cfg.storage
     )

@@ -120,6 +120,9 @@ def run(cfg: JobConfig) -> JobResult:
     extract = build_extract_stage(cfg, job_device(cfg), cache_root(cfg, out))
     input_cfg, imported = import_inputs(cfg, out)
     inventory = take_inventory(input_cfg, cfg.storage)  # rows per file, read shards, duplicates, bad files
+    for note in inventory.notes:  # folders left out of the input listing (a run's own outputs)
+        log.warning(note)
+    notes += inventory.notes
     fingerprint = job_fingerprint(cfg, inventory, extract)
     progress = open_output(out, fingerprint, overwrite=cfg.output.overwrite, resume=cfg.output.resume)
     sink = OutputSink(

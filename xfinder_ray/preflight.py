@@ -1,7 +1,8 @@
 """Checks around a job that turn the common set-up mistakes into one clear line (`xfinder-ray: ...`)
 instead of a wait, a hang or a page of traceback:
 
-- before Ray starts (`check_before_ray`): every local input path exists; the xFinder checkpoint
+- before Ray starts (`check_before_ray`): every local input path exists; a local output is not an input,
+  inside one or around one, and holds no committed run (unless output.overwrite); the xFinder checkpoint
   (`xfinder.model_source`) is a folder on disk, an `s3://` (or other URL) folder or a well-formed
   Hugging Face id, and, offline (HF_HUB_OFFLINE), one already in the local Hugging Face cache;
 - once Ray is up, before any engine is built (`check_after_ray`): `xfinder.device: gpu` on a local Ray
@@ -91,9 +92,40 @@ def uses_model(cfg: Any) -> bool:
     return cfg.extractor.name == "xfinder" and not falls_back_to_rules(cfg)
 
 
+def check_output(cfg: Any) -> None:
+    """A local output that is an input, inside one or holds one: ConfigError (the next run would read
+    its own outputs as records); a committed one without output.overwrite: OutputExists, before Ray
+    starts rather than after (remote outputs are checked by the job)."""
+    from xfinder_ray.resume import committed_output
+
+    out = _local_path(str(cfg.output.path))
+    if out is None:
+        return
+    out_path = Path(out).expanduser().resolve()
+    for uri in cfg.input.paths:
+        local = _local_path(str(uri))
+        if local is None:
+            continue
+        in_path = Path(local).expanduser().resolve()
+        if out_path == in_path or in_path in out_path.parents or out_path in in_path.parents:
+            where = (
+                "is the input"
+                if out_path == in_path
+                else ("is inside the input" if in_path in out_path.parents else "holds the input")
+            )
+            raise ConfigError(
+                f"output.path {str(cfg.output.path)!r} {where} {str(uri)!r}: the next run would read its own "
+                "outputs as records; write the output to a folder of its own"
+            )
+    if (out_path / "manifest.json").exists() and not cfg.output.overwrite:
+        raise committed_output(str(cfg.output.path))
+
+
 def check_before_ray(cfg: Any) -> None:
-    """Input paths, then the checkpoint: FileNotFoundError / ConfigError with one line each."""
+    """Input paths, the output, then the checkpoint: FileNotFoundError / ConfigError / OutputExists
+    with one line each."""
     check_inputs(cfg.input.paths)
+    check_output(cfg)
     if uses_model(cfg):
         if cfg.extractor.name == "xfinder":
             problem = model_source_problem(cfg.xfinder.model_source, cfg.xfinder.revision)
@@ -155,6 +187,7 @@ def rejection_problem(cfg: Any, result: Any) -> str | None:
         f"input.max_rejected_share={limit:g}); most common reasons: {top or 'unknown'} "
         f"(all in {result.output.rstrip('/')}/rejects/)"
     )
+    message += _columns_hint(cfg, reasons)
     names = [*files, *map(str, cfg.input.paths)]
     if cfg.input.format in ("auto", "jsonl", "parquet") and any(_LM_EVAL_NAMES.search(n) for n in names):
         message += (
@@ -162,6 +195,55 @@ def rejection_problem(cfg: Any, result: Any) -> str | None:
             "(docs/importing.md)"
         )
     return message
+
+
+_MISSING_FIELD = re.compile(r"^missing field '(\w+)'")
+HEAD_BYTES = 1 << 20  # of a JSONL input: its first record's keys are the columns named in the hint
+
+
+def input_columns(cfg: Any) -> list[str]:
+    """The columns of the first input file: a Parquet schema, or the keys of a JSONL file's first line."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from xfinder_ray.stages.inventory import list_input
+
+    first = list_input(cfg.input, cfg.storage)[0]
+    if first.fmt != "jsonl":
+        return list(pq.read_schema(first.fs.open_input_file(first.path)).names)
+    with first.fs.open_input_stream(first.path) as f:
+        head = f.read(HEAD_BYTES)
+    if first.path.endswith(".gz"):
+        import zlib
+
+        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, HEAD_BYTES)
+    line = head.split(b"\n", 1)[0]
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return []
+    return list(record) if isinstance(record, dict) else []
+
+
+def _columns_hint(cfg: Any, reasons: Counter[str]) -> str:
+    """For missing fields among the top reasons: the columns the records have, and the mapping to use."""
+    from xfinder_ray.records import FIELDS
+
+    missing = [m.group(1) for r, _ in reasons.most_common(3) if (m := _MISSING_FIELD.match(r))]
+    if not missing:
+        return ""
+    try:
+        columns = input_columns(cfg)
+    except Exception as e:  # the hint is a courtesy: an unreadable file only costs it
+        log.warning("could not read the input's columns: %s", e)
+        return ""
+    if not columns:
+        return ""
+    spare = [c for c in columns if c not in FIELDS and c not in cfg.input.columns.values()]
+    example = f"input.columns.{missing[0]}={spare[0] if spare else '<column>'}"
+    shown = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
+    return f"; the records' columns are {shown}: map them with input.columns.<field>=<column>, e.g. {example}"
 
 
 def _reject_reasons(cfg: Any, output: str) -> tuple[Counter[str], set[str]]:

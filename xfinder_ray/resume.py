@@ -36,6 +36,16 @@ class OutputExists(RuntimeError):
     pass
 
 
+def committed_output(uri: str) -> OutputExists:
+    """The refusal to write over a committed run: for a leaderboard, last week's run is what the diff
+    needs, so a new output comes first in the advice, overwriting second."""
+    return OutputExists(
+        f"{uri} already holds a committed run (manifest.json); write to another output= (e.g. a dated "
+        "folder, then compare_to=previous to diff against this one) or set output.overwrite=true to "
+        "replace it"
+    )
+
+
 class OutputCorrupt(RuntimeError):
     pass
 
@@ -104,9 +114,7 @@ def open_output(
     run_file = out.join(RUN_FILE)
     if exists(manifest):
         if not overwrite:
-            raise OutputExists(
-                f"{out.uri} already holds a committed run (manifest.json); set output.overwrite=true"
-            )
+            raise committed_output(out.uri)
         # Uncommit first, so a crash below leaves an output that readers do not trust.
         manifest.fs.delete_file(manifest.path)
     elif exists(run_file) and resume:

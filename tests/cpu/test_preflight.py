@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import xfinder_ray
-from xfinder_ray.config import InputConfig, StorageConfig, load_config, redacted
+from xfinder_ray.config import ConfigError, InputConfig, StorageConfig, load_config, redacted
 from xfinder_ray.preflight import model_source_problem
 from xfinder_ray.stages.inventory import BadInputFile, list_input
 
@@ -221,11 +221,27 @@ def test_a_mostly_rejected_run_exits_3_with_reasons_and_the_lm_eval_hint(tmp_pat
 def test_api_score_warns_when_most_records_are_rejected(ray_local, tmp_path):
     renamed = [{("response" if k == "llm_output" else k): v for k, v in rec.items()} for rec in rows("r", 4)]
     write_jsonl(tmp_path / "r.jsonl", renamed + rows("ok", 1))
-    with pytest.warns(UserWarning, match=r"4 of 5 records rejected \(80%.*4 x .*llm_output"):
+    # the message names the records' columns and the mapping that would read them (issue #25, C5)
+    hint = (
+        r"the records' columns are model, task, key_answer_type, question, response, standard_answer_range, "
+        r"correct_answer, record_id: map them with input.columns.<field>=<column>, "
+        r"e.g. input.columns.llm_output=response"
+    )
+    with pytest.warns(UserWarning, match=r"4 of 5 records rejected \(80%.*4 x .*llm_output.*" + hint):
         xfinder_ray.score(
             "configs/local.yaml",
             [f"input={tmp_path / 'r.jsonl'}", f"output={tmp_path / 'out'}", "extractor.name=rules"],
         )
+
+
+def test_input_columns_keys_are_fields_and_the_reversed_mapping_says_so():
+    with pytest.raises(ConfigError, match=r"input.columns.response: the keys are the job's field names .* "
+                       r"did you mean input.columns.llm_output=response\?"):  # fmt: skip
+        load_config("configs/local.yaml", ["input.columns.response=llm_output"])
+    with pytest.raises(ConfigError, match=r"did you mean input.columns.<field>=gold\?"):
+        load_config("configs/local.yaml", ["input.columns.gold=answer"])
+    cfg = load_config("configs/local.yaml", ["input.columns.llm_output=response", "input.columns.model=m"])
+    assert dict(cfg.input.columns) == {"llm_output": "response", "model": "m"}
 
 
 # ------------------------------------------------------------------ item 8: no silent replacement
@@ -355,3 +371,94 @@ def test_fallback_note_on_stderr_and_import_counts_in_the_summary(tmp_path):
     assert "import (lm-eval): 23 samples read, 16 written, 4 rejected, 3 skipped" in r.stdout, r.stdout[
         -2000:
     ]
+
+
+# ------------------------------------------------------------------ issue #25 item 5: safe outputs
+
+
+@pytest.mark.parametrize("where", ["inside", "is", "around"])
+def test_an_output_inside_its_input_or_around_it_is_refused_before_ray(tmp_path, where):
+    data = tmp_path / "data"
+    data.mkdir()
+    write_jsonl(data / "records.jsonl", rows("r", 2))
+    out = {"inside": data / "scored", "is": data, "around": tmp_path}[where]
+    r, _ = score_cli(tmp_path, f"input={data}", f"output={out}", "extractor.name=rules")
+    assert r.returncode == 2, r.stderr[-3000:]
+    (line,) = our_lines(r.stderr)
+    assert line.startswith(f"xfinder-ray: output.path '{out}' ") and "the next run would read its own" in line
+    assert_no_ray(r)
+    assert not (out / "manifest.json").exists() and not (out / "judgments").exists()
+
+
+@pytest.mark.ray
+def test_a_committed_output_is_refused_before_ray_with_a_new_output_first_in_the_advice(tmp_path):
+    write_jsonl(tmp_path / "records.jsonl", rows("r", 2))
+    out = tmp_path / "runs" / "week1"
+    r, _ = score_cli(tmp_path, f"input={tmp_path / 'records.jsonl'}", f"output={out}", "extractor.name=rules")
+    assert r.returncode == 0, r.stderr[-3000:]
+    manifest = (out / "manifest.json").read_bytes()
+    r, took = score_cli(
+        tmp_path, f"input={tmp_path / 'records.jsonl'}", f"output={out}", "extractor.name=rules"
+    )
+    assert r.returncode == 1
+    assert our_lines(r.stderr) == [
+        f"xfinder-ray: {out} already holds a committed run (manifest.json); write to another output= (e.g. a "
+        "dated folder, then compare_to=previous to diff against this one) or set output.overwrite=true to "
+        "replace it"
+    ]
+    assert_no_ray(r)
+    assert (out / "manifest.json").read_bytes() == manifest
+
+
+def test_input_listing_leaves_out_folders_holding_a_run(tmp_path):
+    write_jsonl(tmp_path / "records.jsonl", rows("r", 2))
+    for run, marker in (("old_run", "manifest.json"), ("unfinished", "_run.json")):
+        (tmp_path / run / "judgments").mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(rows("j", 2)), tmp_path / run / "judgments" / "part-0.parquet")
+        (tmp_path / run / marker).write_text("{}")
+    notes: list[str] = []
+    files = list_input(InputConfig(paths=[str(tmp_path)]), StorageConfig(), notes)
+    assert [Path(f.uri).name for f in files] == ["records.jsonl"]
+    assert len(notes) == 1 and "left out 2 folder(s)" in notes[0] and "scoring output" in notes[0]
+    # a run's own folder named as the input is refused, not read as records
+    with pytest.raises(FileNotFoundError, match="holds a scoring output .* not input records"):
+        list_input(InputConfig(paths=[str(tmp_path / "old_run")]), StorageConfig())
+    # its judgments/ named on purpose are read (a user re-scoring a run's judgments)
+    files = list_input(InputConfig(paths=[str(tmp_path / "old_run" / "judgments")]), StorageConfig())
+    assert [Path(f.uri).name for f in files] == ["part-0.parquet"]
+
+
+# ------------------------------------------------------------------ issue #25 item 5: Ctrl-C
+
+
+@pytest.mark.ray
+def test_ctrl_c_is_one_line_exit_130_and_keeps_the_written_parts(tmp_path):
+    import signal
+
+    from xfinder_ray.records import FIELDS
+    from xfinder_ray.sample_data import read_sample
+
+    base = [{k: r[k] for k in FIELDS} for r in read_sample()]
+    table = pa.Table.from_pylist(
+        [dict(r, record_id=f"{i}-{r['record_id']}") for i in range(60) for r in base]
+    )  # ~124k rows in row groups of 4,096: many read tasks, so parts are written long before the end
+    pq.write_table(table, tmp_path / "big.parquet", row_group_size=4096)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "xfinder_ray", "score", "--config", "configs/local.yaml", "ray.num_cpus=1",
+         f"input={tmp_path / 'big.parquet'}", f"output={out}", "extractor.name=rules"],
+        cwd=ROOT, env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while not list((out / "judgments").glob("*.parquet")) and proc.poll() is None:
+        assert time.monotonic() < deadline, "no part written in 180 s"
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr[-3000:]
+    assert our_lines(stderr) == [
+        f"xfinder-ray: interrupted; the rows written so far are kept in {out}: run the same command to resume"
+    ]
+    assert "Traceback" not in stderr
+    assert list((out / "judgments").glob("*.parquet")) and not (out / "manifest.json").exists()

@@ -475,7 +475,15 @@ def leaderboard_markdown(
     tail += ["rejected (record / response)", *tasks]
     ranked = set(ranked_models(by_model))
     head = ["rank", "rank 95%", "vs. above", *tail]
-    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    if ranked:
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    else:  # an empty table reads as a failure; say why there is none
+        lines.append(
+            f"No model was scored on all {len(tasks)} tasks, so none is ranked: the models are listed by "
+            "macro accuracy over the tasks each has, below."
+            if len(tasks)
+            else "No records were scored, so no model is ranked (see rejects/ and the reasons printed)."
+        )
     above = None
     for i, r in enumerate((r for r in by_model.itertuples() if r.model in ranked), 1):
         interval = "–"
@@ -485,7 +493,7 @@ def leaderboard_markdown(
         lines.append("| " + " | ".join([str(i), interval, "≈" if close else "", *common(r)]) + " |")
         above = r.model
     fewer = [r for r in by_model.itertuples() if r.model not in ranked and r.model != UNKNOWN]
-    lines += _listed_apart([common(r) for r in fewer], tail, len(tasks), by_model)
+    lines += _listed_apart([common(r) for r in fewer], tail, len(tasks), by_model, bool(ranked))
     lines += no_answer_markdown(by_model)
     return "\n".join(lines) + "\n"
 
@@ -514,12 +522,16 @@ def _leaderboard_head(
         lines.append(
             f"Rank interval: 95%, bootstrap over questions within tasks ({comparison.resamples} resamples, "
             f"seed {comparison.seed}). ≈: not significantly apart from the model above (exact McNemar on the "
-            f"questions both answered, Holm-adjusted p ≥ {sig.ALPHA}; all pairs: accuracy/pairwise.parquet).\n"
+            f"questions both answered, Holm-adjusted p ≥ {sig.ALPHA}; all pairs: accuracy/pairwise.parquet). "
+            "The rank intervals are not adjusted for multiplicity, ≈ is (Holm), so a narrow interval "
+            "can sit beside ≈.\n"
         )
     return lines
 
 
-def _listed_apart(fewer: list[list[str]], head: list[str], n_tasks: int, by_model: pd.DataFrame) -> list[str]:
+def _listed_apart(
+    fewer: list[list[str]], head: list[str], n_tasks: int, by_model: pd.DataFrame, ranked_any: bool = True
+) -> list[str]:
     """The sections under the ranked table: models scored on fewer tasks; rejects without a model."""
     lines = []
     if fewer:
@@ -527,8 +539,12 @@ def _listed_apart(fewer: list[list[str]], head: list[str], n_tasks: int, by_mode
             "",
             "## Scored on fewer tasks",
             "",
-            f"Not ranked: scored on fewer of the {n_tasks} tasks than the models above, so their macro "
-            "(over the tasks they have) is not comparable.",
+            (
+                f"Not ranked: scored on fewer of the {n_tasks} tasks than the models above"
+                if ranked_any
+                else f"Not ranked: none was scored on all {n_tasks} tasks"
+            )
+            + ", so their macro (over the tasks they have) is not comparable.",
             "",
             "| " + " | ".join(head) + " |",
             "|" + "---|" * len(head),

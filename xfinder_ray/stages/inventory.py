@@ -69,6 +69,7 @@ class Inventory:
     files: list[InputFile]
     duplicates: dict[str, dict[int, str]]  # file uri -> {row: reason}
     skipped: list[dict[str, str]]  # [{"file", "error"}]
+    notes: list[str] = field(default_factory=list)  # what the listing left out, and why
 
     @property
     def n_rows(self) -> int:
@@ -217,12 +218,32 @@ def _refuse_json_documents(uri: str, paths: list[str]) -> None:
     )
 
 
-def list_input(cfg: InputConfig, storage: StorageConfig) -> list[InputFile]:
+# A folder holding either is a scoring output (committed, or a run in progress), not input records.
+RUN_MARKERS = ("manifest.json", "_run.json")
+
+
+def _run_folders(loc: Any, uri: str) -> list[str]:
+    """Folders below `loc` that hold a scoring output; `loc` itself being one is refused."""
+    markers = list_files(loc, RUN_MARKERS, skip=(".",))
+    folders = sorted({m.rsplit("/", 1)[0] for m in markers if m.rsplit("/", 1)[-1] in RUN_MARKERS})
+    if loc.path.rstrip("/") in folders:
+        raise FileNotFoundError(
+            f"input {uri!r} holds a scoring output (manifest.json / _run.json), not input records: pass "
+            "the records it was made from (its judgments are in judgments/, docs/reliability.md)"
+        )
+    return folders
+
+
+def _outside(paths: list[str], folders: list[str]) -> list[str]:
+    return [p for p in paths if not any(p.startswith(f + "/") for f in folders)]
+
+
+def list_input(cfg: InputConfig, storage: StorageConfig, notes: list[str] | None = None) -> list[InputFile]:
     """The input files, sorted. In a folder, `auto` reads the Parquet and the JSONL files alike, each by
     its suffix (.parquet/.pq; .jsonl/.jsonl.gz/.ndjson), and refuses .json files (JSON documents, not
     JSON Lines); `jsonl` reads only JSONL files (and refuses .json ones); `parquet` only Parquet files.
     A file named on its own is read as `format` says (`auto`: JSONL by suffix, .json refused, else
-    Parquet)."""
+    Parquet). Folders holding a scoring output are left out, with a note in `notes`."""
     files: list[InputFile] = []
     for uri in cfg.paths:
         loc = resolve(uri, storage)
@@ -233,14 +254,20 @@ def list_input(cfg: InputConfig, storage: StorageConfig) -> list[InputFile]:
                 fmt = _format_of(loc.path) or "parquet"
             files.append(InputFile(uri_of(loc, loc.path), loc.path, fmt, loc.fs))
             continue
+        runs = _run_folders(loc, str(uri))
+        if runs and notes is not None:
+            notes.append(
+                f"left out {len(runs)} folder(s) under {uri!r} holding a scoring output (manifest.json / "
+                f"_run.json), e.g. {runs[0]!r}: a run's outputs are not input records"
+            )
         if cfg.format != "parquet":
-            _refuse_json_documents(uri, list_files(loc, JSON_DOCUMENT_SUFFIXES))
+            _refuse_json_documents(uri, _outside(list_files(loc, JSON_DOCUMENT_SUFFIXES), runs))
         suffixes = {"parquet": PARQUET_SUFFIXES, "jsonl": JSONL_SUFFIXES}.get(
             cfg.format, PARQUET_SUFFIXES + JSONL_SUFFIXES
         )
-        paths = list_files(loc, suffixes)
+        paths = _outside(list_files(loc, suffixes), runs)
         if not paths:
-            other = list_files(loc, PARQUET_SUFFIXES + JSONL_SUFFIXES)
+            other = _outside(list_files(loc, PARQUET_SUFFIXES + JSONL_SUFFIXES), runs)
             hint = ""
             if other:
                 kinds = "/".join(sorted({_format_of(p) or "?" for p in other}))
@@ -256,7 +283,8 @@ def list_input(cfg: InputConfig, storage: StorageConfig) -> list[InputFile]:
 
 
 def take_inventory(cfg: InputConfig, storage: StorageConfig) -> Inventory:
-    files = list_input(cfg, storage)
+    notes: list[str] = []
+    files = list_input(cfg, storage, notes)
     names = id_names(dict(cfg.columns))
     scanned = ray.get([_scan_remote.remote(f, names) for f in files])
     files = [f for f, _, _ in scanned]
@@ -269,4 +297,4 @@ def take_inventory(cfg: InputConfig, storage: StorageConfig) -> Inventory:
     good = [s for s in scanned if s[0].error is None]
     duplicates = find_duplicates([s[0] for s in good], [s[1] for s in good], [s[2] for s in good])
     skipped = [{"file": f.uri, "error": f.error or ""} for f in bad]
-    return Inventory(files, duplicates, skipped)
+    return Inventory(files, duplicates, skipped, notes)

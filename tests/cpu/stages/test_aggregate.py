@@ -364,3 +364,26 @@ def test_point_macro_equals_the_unweighted_resample(tmp_path):
     np.testing.assert_allclose(sig.macro_accuracy(items), by_model["accuracy_macro"].to_numpy(), rtol=1e-12)
     ones = [np.ones((1, int((items.task_of == t).sum()))) for t in range(len(items.tasks))]
     np.testing.assert_allclose(sig.macro_accuracy(items, ones)[0], by_model["accuracy_macro"].to_numpy())
+
+
+def test_no_ranked_model_is_one_sentence_not_an_empty_table():
+    from xfinder_ray.stages.aggregate import Outcomes
+
+    items = pd.DataFrame({"model": [], "task": [], "question_key": [], "judged": [], "correct": []})
+    # each model scored on one of the two tasks: none on all of them
+    partial = Outcomes({("m1", "t1"): [2, 1, 0, 0, 0], ("m2", "t2"): [2, 2, 0, 0, 0]}, items)
+    by_task, by_model = build_tables(partial)
+    board = leaderboard_markdown(by_task, by_model, "rules")
+    assert "| rank | rank 95% |" not in board
+    assert "No model was scored on all 2 tasks, so none is ranked" in board
+    assert "Not ranked: none was scored on all 2 tasks" in board and "| m1 |" in board and "| m2 |" in board
+    nothing = Outcomes({(UNKNOWN, UNKNOWN): [0, 0, 0, 3, 0]}, items)
+    by_task, by_model = build_tables(nothing)
+    board = leaderboard_markdown(by_task, by_model, "rules")
+    assert "| rank |" not in board and "No records were scored, so no model is ranked" in board
+    # one model on both tasks: the ranked table is back, and the others are "fewer than the models above"
+    full = Outcomes({**partial.cells, ("m3", "t1"): [2, 2, 0, 0, 0], ("m3", "t2"): [2, 1, 0, 0, 0]}, items)
+    by_task, by_model = build_tables(full)
+    board = leaderboard_markdown(by_task, by_model, "rules")
+    assert "| rank | rank 95% |" in board and "No model was scored" not in board
+    assert "than the models above" in board
