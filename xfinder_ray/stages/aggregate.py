@@ -433,6 +433,12 @@ def compare_models(
     return Comparison(pairwise, ranks, resamples, seed)
 
 
+def md_cell(text: str) -> str:
+    """A model or task name as a Markdown table cell: a `|` in it (lighteval's `task|few_shot`, a
+    model named after a path) would split the row."""
+    return str(text).replace("|", "\\|")
+
+
 def _pct(x: float) -> str:
     return "–" if x != x else f"{100 * x:.1f}"
 
@@ -464,7 +470,7 @@ def leaderboard_markdown(
         return f"{100 * acc[key]:.1f}" + (f" ({100 * src[key]:.1f})" if key in src else "")
 
     def common(r: Any) -> list[str]:
-        cells = [r.model, _pct(r.accuracy_macro)]
+        cells = [md_cell(r.model), _pct(r.accuracy_macro)]
         if fw:
             cells.append(_pct(r.source_accuracy_macro))
         cells.append(f"{_pct(r.accuracy_micro)} ({_pct(r.ci95_low)}–{_pct(r.ci95_high)})")
@@ -472,7 +478,7 @@ def leaderboard_markdown(
         return cells + [cell((r.model, t)) for t in tasks]
 
     tail = ["model", "macro", *(["framework macro"] if fw else []), "micro (95% CI)", "n", "coverage"]
-    tail += ["rejected (record / response)", *tasks]
+    tail += ["rejected (record / response)", *map(md_cell, tasks)]
     ranked = set(ranked_models(by_model))
     head = ["rank", "rank 95%", "vs. above", *tail]
     if ranked:

@@ -387,3 +387,16 @@ def test_no_ranked_model_is_one_sentence_not_an_empty_table():
     board = leaderboard_markdown(by_task, by_model, "rules")
     assert "| rank | rank 95% |" in board and "No model was scored" not in board
     assert "than the models above" in board
+
+
+def test_a_pipe_in_a_model_or_task_name_does_not_split_the_leaderboard_row():
+    from xfinder_ray.stages.aggregate import Outcomes
+
+    items = pd.DataFrame({"model": [], "task": [], "question_key": [], "judged": [], "correct": []})
+    outcomes = Outcomes({("org|m", "gsm8k|5"): [4, 3, 0, 0, 0], ("m2", "gsm8k|5"): [4, 1, 0, 0, 0]}, items)
+    by_task, by_model = build_tables(outcomes)
+    board = leaderboard_markdown(by_task, by_model, "rules")
+    table = [line for line in board.splitlines() if line.startswith("| ")]
+    header_cells = len(table[0].replace("\\|", "").split("|"))
+    assert all(len(line.replace("\\|", "").split("|")) == header_cells for line in table)
+    assert "gsm8k\\|5" in table[0] and any("org\\|m" in line for line in table)
