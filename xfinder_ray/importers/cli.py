@@ -16,7 +16,7 @@ def add_import_parser(sub: Any) -> argparse.ArgumentParser:
             "OpenCompass run folder (predictions/<model>/<dataset>.json + results/) or ZeroEval result "
             "files (result_dirs/<task>/<model>.json) or Inspect AI logs (a --log-dir of .eval / --log-format "
             "json logs) or lighteval details (--save-details: details/**/details_<task>_<date>.parquet + "
-            "results/) and write "
+            "results/) or HELM run folders (benchmark_output/runs/<suite>/<run>/scenario_state.json) and write "
             "DIR/records.parquet (job input + source_judgment), DIR/_import/rejects.parquet and "
             "DIR/_import/report.json. Then: xfinder-ray score input=DIR output=... (docs/importing.md)"
         ),
