@@ -25,8 +25,17 @@ endif
 
 install: $(BIN)/.installed
 
-# The main job on its embedded default: local Ray, local files, the shipped sample data.
-demo: install
+# The main job on its embedded default: local Ray, local files, the shipped sample data. A first install's
+# pip output (hundreds of lines) goes to $(VENV)/install.log: one line here, the log's tail if it fails.
+demo:
+	@$(MAKE) --no-print-directory -q $(BIN)/.installed 2>/dev/null || { \
+	  echo "installing into $(VENV) (a few minutes the first time; pip's output: $(VENV)/install.log)"; \
+	  mkdir -p $(VENV); SECONDS=0; \
+	  if $(MAKE) --no-print-directory $(BIN)/.installed > $(VENV)/install.log 2>&1; then \
+	    echo "installed in $${SECONDS} s"; \
+	  else \
+	    tail -n 40 $(VENV)/install.log >&2; echo "make demo: the install failed; the whole log: $(VENV)/install.log" >&2; exit 1; \
+	  fi; }
 	scripts/loopback.sh $(BIN)/xfinder-ray score --config configs/local.yaml output.overwrite=true  # the demo's own out/demo
 
 # Several extractors x comparators over the shipped sample in one job: tables, report.html, figures.

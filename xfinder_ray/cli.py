@@ -1,4 +1,6 @@
-"""The `xfinder-ray` command.
+"""The `xfinder-ray` command: re-score LLM evaluation results (extract each response's key answer with
+xFinder, a verifier or the model-free rules, judge it against the correct answer) and write
+judgments, accuracy tables, a leaderboard and a report.
 
 The record-level subcommands (validate, prompt, extract, judge) read JSON Lines on stdin and write
 JSON Lines on stdout, one output line per input object, every input field kept, so they compose with
@@ -10,8 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import re
 import sys
+import textwrap
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, TextIO
 
@@ -35,8 +40,10 @@ def _rows(stream: Iterable[str], err: TextIO) -> Iterable[tuple[int, dict[str, A
         try:
             obj = json.loads(line)
         except ValueError as e:
-            # the column on this line as Python counts it (1-based), also where the error is the end of line
-            print(f"line {lineno}: not valid JSON ({e.msg} at column {e.pos + 1})", file=err)
+            # the column on this line as Python counts it (1-based), also where the error is the end of line;
+            # some of json's messages end in "at" already ("Invalid control character at")
+            msg = e.msg.removesuffix(" at")
+            print(f"line {lineno}: not valid JSON ({msg} at column {e.pos + 1})", file=err)
             yield lineno, None
             continue
         if not isinstance(obj, dict):
@@ -219,8 +226,6 @@ def _run_job(
     (`after_init`), run; the result or the exit code: 2 for a ConfigError, at load or while running
     (storage.profile naming no profile, gs:// without gcsfs, a checkpoint that is not there), 1 for
     `errors` (a missing input path among them)."""
-    import logging
-
     from xfinder_ray.config import ConfigError
     from xfinder_ray.job import init_ray
     from xfinder_ray.preflight import starts_local_ray
@@ -269,6 +274,9 @@ def score_main(config: str | None, overrides: list[str]) -> int:
 
     errors = (OutputExists, OutputCorrupt, CountMismatch, BadInputFile, FileNotFoundError)
     cfgs: list[Any] = []
+    # The fallback note (xFinder checkpoint not found: rules) is printed below as NOTE:, once; the API
+    # (xr.score) has only the log line.
+    logging.getLogger("xfinder_ray").addFilter(lambda record: record.funcName != "choose_extractor")
 
     def load() -> Any:
         cfgs.append(load_config(config, overrides))
@@ -334,14 +342,97 @@ def ablate_main(config: str | None, overrides: list[str]) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="xfinder-ray", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("validate", help="add `valid` and `reason` to each record").set_defaults(make=cmd_validate)
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps each line of a description or epilog on its own, so the reads / writes / exit status
+    lists keep their line breaks and still fit the terminal; a wrapped line continues under its
+    second column (after `writes: `, an exit code, a command list)."""
 
-    sp = sub.add_parser(
-        "prompt", help="add the xFinder (or verifier) `prompt` (and `truncated`) to each record"
-    )
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        lines = []
+        for line in text.splitlines():
+            column = re.match(r"\s*(?:\S+:|\d+|.*?\S(?=\s{2,}))\s+", line)
+            hang = " " * (len(column.group(0)) if column and len(column.group(0)) < 30 else 0)
+            filled = textwrap.fill(
+                line, width, initial_indent=indent, subsequent_indent=indent + hang, break_on_hyphens=False
+            )
+            lines.append(filled if line.strip() else "")
+        return "\n".join(lines)
+
+
+_LINES_STATUS = """exit status:
+  0    every line was processed{ok}
+  1    a line was not a JSON object{record}: reported on stderr with its line number; the other lines are still written
+  2    a usage error (a bad option)
+  130  interrupted (Ctrl-C): the lines already written are complete
+  141  stdout was closed early (`| head`)"""
+_RECORDS_IN = "reads:  JSON Lines on stdin, one record a line (the fields: README.md, 'Input records')"
+_BAD_RECORD = " or not a valid record (then written with an `error` field)"
+
+# What each subcommand reads, writes and exits with (`xfinder-ray COMMAND --help`): one item a line, the
+# formatter wraps them. tests/cpu/test_cli.py checks that every subcommand has the three parts.
+EPILOGS = {
+    "validate": f"""{_RECORDS_IN}
+writes: JSON Lines on stdout: each line with `valid` (true/false) and `reason` (why not; null when valid) added; a record_id seen before is invalid, as `score` rejects it
+{_LINES_STATUS.format(ok=" (an invalid record is valid=false, not an error)", record="")}""",
+    "prompt": f"""{_RECORDS_IN}
+writes: JSON Lines on stdout: each line with `prompt` (the text the scoring job sends the model) and `truncated` (whether the response's middle was cut to fit) added
+{_LINES_STATUS.format(ok="", record=_BAD_RECORD)}""",
+    "extract": f"""{_RECORDS_IN}
+writes: JSON Lines on stdout: each line with `extracted_answer`, `no_answer_reason` (why there is no answer; null for an answer) and, for rules, `confidence` (certain | likely | unsure) added
+{_LINES_STATUS.format(ok="", record=_BAD_RECORD)}""",
+    "judge": f"""reads:  JSON Lines on stdin: `extracted_answer` (or `extracted`; e.g. from `xfinder-ray extract`), `key_answer_type`, `correct_answer`, `standard_answer_range`
+writes: JSON Lines on stdout: each line with `judgment` (true/false) added
+{_LINES_STATUS.format(ok="", record=" or could not be judged (then written with an `error` field)")}""",
+    "score": """reads:  the config (--config YAML over the defaults in xfinder_ray/config.py; without it input= and output= are required) and the input records: input=FILE|FOLDER|[a,b] (local, file://, s3://; Parquet and JSON Lines, or a framework's output with input.format=lm-eval|opencompass|...; globs are not expanded)
+writes: output=FOLDER (local or s3://): judgments/, rejects/, accuracy/ (by_model, by_model_task, ranks, ...), leaderboard.md, report.html, figures/, manifest.json (written last: the run is committed); with compare_to=OLD|previous also diff.md and diff/. stdout: the leaderboard and a summary line; stderr: notes and errors, one `xfinder-ray: ...` line each
+exit status:
+  0    committed
+  1    an input or output problem: a missing input, a committed output (write to a new output=, or set output.overwrite=true), an unreadable file, a count mismatch
+  2    a config problem: a bad key or value, an output inside an input, a checkpoint not on disk, xfinder.device=gpu without a GPU on a local Ray instance; a bad option
+  3    committed, but more than input.max_rejected_share (0.5) of the records were rejected: the most common reasons are printed (wrong column names or format, usually)
+  130  interrupted (Ctrl-C): the parts written are kept; run the same command to resume
+keys:   README.md 'Configuration', configs/*.yaml, the schema xfinder_ray/config.py; e.g. input.columns.llm_output=response extractor.name=rules output.overwrite=true""",
+    "ablate": """reads:  the config (--config configs/ablation.yaml; the input keys are the scoring job's) and the input records (input=..., as for score)
+writes: output=FOLDER: records/, judgments/<extractor>__<comparator>/, rejects/, comparison/ (accuracy, agreement, ranks, Kendall tau, rank flips: .parquet and .csv), review/, figures/, report.html, manifest.json (written last). stdout: accuracy per extractor x comparator and a summary line
+exit status:
+  0    committed
+  1    an input or output problem: a missing input, a committed output without output.overwrite=true, an unreadable file, a count mismatch
+  2    a config problem: an unknown extractor or comparator, a bad key or value; a bad option
+  130  interrupted (Ctrl-C): the parts written are kept; run the same command to resume""",
+    "import": """reads:  PATH...: a framework's output files or folders (local, file://, s3://) and the task map (configs/task_map.yaml, then each --task-map)
+writes: DIR (--output): records.parquet (job input + the framework's own verdict), _import/rejects.parquet, _import/report.json. stdout: the counts; stderr: SKIPPED / REJECTED lines
+exit status:
+  0    written
+  1    nothing readable in PATH, a file of another format, a bad task map
+  2    a bad option, or an output URL this machine cannot write (gs:// without gcsfs, ...)
+  130  interrupted (Ctrl-C)""",
+    "diff": """reads:  OLD and NEW: two committed score outputs (local, file://, s3://; manifest.json present)
+writes: OUT/diff.md and OUT/diff/ (tables as .parquet, rank_moves.png); OUT is NEW unless --out (or --output). stdout: diff.md's text; stderr: where it was written
+exit status:
+  0    written
+  1    OLD or NEW is not a committed output, or its storage cannot be read
+  2    a bad option
+  130  interrupted (Ctrl-C)""",
+}
+
+_EPILOG = """commands, by what they read:
+  score, ablate    a config and input files -> an output folder (Ray Data; vLLM for model judges)
+  import           lm-eval / OpenCompass / ZeroEval / Inspect / lighteval outputs -> job input
+  diff             two committed score outputs -> diff.md and diff/
+  record tools     validate, prompt, extract, judge: JSON Lines records on stdin -> the same lines, fields added, on stdout
+Each command's --help says what it reads, what it writes and its exit status: 0 done; 1 an input, output or record problem; 2 a config or usage problem; 3 (score) committed, but most records rejected; 130 interrupted.
+Quick start: `make demo`. README.md and docs/*.md in the repository say the rest."""
+
+
+def _sub(sub: Any, name: str, help: str) -> argparse.ArgumentParser:
+    return sub.add_parser(
+        name, help=help, description=help[0].upper() + help[1:] + ".", epilog=EPILOGS[name],
+        formatter_class=_HelpFormatter,
+    )  # fmt: skip
+
+
+def _add_prompt_parser(sub: Any) -> None:
+    sp = _sub(sub, "prompt", "add the xFinder (or verifier) `prompt` (and `truncated`) to each record")
     sp.add_argument(
         "--checkpoint",
         choices=(*CHECKPOINTS, *VERIFIER_CHECKPOINTS),
@@ -371,12 +462,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sp.set_defaults(make=cmd_prompt)
 
+
+def _add_record_parsers(sub: Any) -> None:
+    """validate, prompt, extract, judge: JSON Lines in, JSON Lines out."""
     from xfinder_ray.extractors import record_extractor_names
     from xfinder_ray.judging import COMPARATORS
 
-    sp = sub.add_parser(
-        "extract", help="add `extracted_answer` (and `confidence`, `no_answer_reason`) to each record"
-    )
+    _sub(sub, "validate", "add `valid` and `reason` to each record").set_defaults(make=cmd_validate)
+    _add_prompt_parser(sub)
+    sp = _sub(sub, "extract", "add `extracted_answer` (and `confidence`, `no_answer_reason`) to each record")
     sp.add_argument(
         "--extractor",
         default="rules",
@@ -385,31 +479,62 @@ def build_parser() -> argparse.ArgumentParser:
         help="a registered record-level extractor (default: rules; also lm-eval, opencompass, ...)",
     )
     sp.set_defaults(make=cmd_extract)
-
-    sp = sub.add_parser("judge", help="add `judgment` (reads `extracted_answer` or `extracted`)")
-    sp.add_argument("--comparator", "--math", dest="math", default="math-verify", choices=COMPARATORS.names())
+    sp = _sub(sub, "judge", "add `judgment` to each record (reads `extracted_answer` or `extracted`)")
+    sp.add_argument(
+        "--comparator",
+        "--math",
+        dest="math",
+        default="math-verify",
+        choices=COMPARATORS.names(),
+        help="how an extracted answer is compared with the correct one (default: math-verify; "
+        "docs/judging.md); --math is its old name",
+    )
     sp.set_defaults(make=cmd_judge)
 
-    sp = sub.add_parser("score", help="run the scoring job (Ray Data + vLLM) on a config")
-    sp.add_argument("--config", help="YAML config (configs/local.yaml, configs/default.yaml, ...)")
-    sp.add_argument(
-        "overrides", nargs="*", help="dotlist overrides: input=... output=... extractor.name=rules"
-    )
 
-    sp = sub.add_parser(
-        "ablate", help="run several extractors x comparators over one input (docs/ablation.md)"
-    )
-    sp.add_argument("--config", help="YAML config (configs/ablation.yaml)")
-    sp.add_argument(
-        "overrides", nargs="*", help="dotlist overrides: input=... output=... ablation.extractors=[...]"
-    )
+def build_parser() -> argparse.ArgumentParser:
+    from xfinder_ray import __version__
 
+    p = argparse.ArgumentParser(
+        prog="xfinder-ray",
+        description=" ".join(__doc__.split("\n\n")[0].split()).removeprefix("The `xfinder-ray` command: "),
+        epilog=_EPILOG,
+        formatter_class=_HelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sp = _sub(sub, "score", "run the scoring job (Ray Data; vLLM for xFinder and verifiers) on a config")
+    sp.add_argument(
+        "--config",
+        metavar="YAML",
+        help="a config file (configs/local.yaml: this machine; configs/default.yaml: a GPU cluster); "
+        "default: none, the built-in defaults",
+    )
+    sp.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help="config keys: input=... output=... compare_to=OLD|previous extractor.name=rules ...",
+    )
+    sp = _sub(sub, "ablate", "run several extractors x comparators over one input (docs/ablation.md)")
+    sp.add_argument("--config", metavar="YAML", help="a config file (configs/ablation.yaml)")
+    sp.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help="config keys: input=... output=... ablation.extractors=[...]",
+    )
     from xfinder_ray.importers.cli import add_import_parser
 
-    add_import_parser(sub)  # `import lm-eval|opencompass PATH... --output DIR`
+    sp = add_import_parser(sub)  # `import FORMAT PATH... --output DIR` (docs/importing.md)
+    sp.epilog, sp.formatter_class = EPILOGS["import"], _HelpFormatter
     from xfinder_ray.diff import add_diff_parser
 
-    add_diff_parser(sub)  # `diff OLD NEW [--out DIR]` (docs/diff.md)
+    sp = add_diff_parser(sub)  # `diff OLD NEW [--out DIR]` (docs/diff.md)
+    sp.epilog, sp.formatter_class = EPILOGS["diff"], _HelpFormatter
+    # import's name for its output folder, so `--output DIR` works for both
+    sp.add_argument("--output", "-o", dest="out", metavar="DIR", help="the same as --out")
+    _add_record_parsers(sub)
     return p
 
 
@@ -420,6 +545,9 @@ def main(argv: list[str] | None = None) -> int:
         # Python flushes stdout again at exit: point it at /dev/null so that raises nothing
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # what the shell reports for a command ended by SIGPIPE (`cat big | head -1`)
+    except KeyboardInterrupt:  # outside a job (score/ablate say more, in _run_job): one line, no traceback
+        print("xfinder-ray: interrupted", file=sys.stderr)
+        return 130
 
 
 def _main(argv: list[str] | None = None) -> int:

@@ -53,7 +53,9 @@ def check_inputs(paths: Any) -> None:
     for uri in paths:
         local = _local_path(str(uri))
         if local is not None and not Path(local).expanduser().exists():
-            raise FileNotFoundError(f"input {str(uri)!r} does not exist")
+            glob = any(c in local for c in "*?[")  # the shell leaves a quoted or unmatched glob to us
+            hint = "; globs are not expanded: pass the folder, or a list (input=[a,b])" if glob else ""
+            raise FileNotFoundError(f"input {str(uri)!r} does not exist{hint}")
 
 
 def model_source_problem(

@@ -3,6 +3,8 @@
 import importlib.util
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -174,3 +176,109 @@ def test_prompt_reasoning_hands_xfinder_the_final_part():
         prompt = lines(r.stdout)[0]["prompt"]
         assert "The answer is (B)." in prompt
         assert ("Maybe work?" in prompt) is thought_kept
+
+
+def test_version_is_the_package_version():
+    from importlib.metadata import version
+
+    import xfinder_ray
+
+    r = subprocess.run(
+        [sys.executable, "-m", "xfinder_ray", "--version"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert (
+        r.stdout.strip()
+        == f"xfinder-ray {version('xfinder-ray')}"
+        == f"xfinder-ray {xfinder_ray.__version__}"
+    )
+
+
+def _subcommands() -> dict:
+    from xfinder_ray.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return sub.choices
+
+
+def test_every_subcommand_says_what_it_reads_writes_and_exits_with():
+    commands = _subcommands()
+    assert set(commands) == {"score", "ablate", "import", "diff", "validate", "prompt", "extract", "judge"}
+    for name, parser in commands.items():
+        text = parser.format_help()
+        for part in ("reads:", "writes:", "exit status:"):
+            assert part in text, (name, part)
+        codes = re.findall(r"^  (\d+) ", text.split("exit status:")[1], re.M)
+        expected = {"0", "1", "2", "130"} | ({"3"} if name == "score" else set())
+        assert expected <= set(codes), (name, codes)
+        if name != "score":  # only score stops with 3 (too many rejects)
+            assert "3" not in codes, name
+    record_tools = ("validate", "prompt", "extract", "judge")
+    for name in record_tools:
+        assert "JSON Lines on stdin" in commands[name].format_help()
+    score = commands["score"].format_help()
+    assert "compare_to=" in score and "input.max_rejected_share" in score and "config.py" in score
+
+
+def test_the_top_level_help_points_on():
+    r = subprocess.run(
+        [sys.executable, "-m", "xfinder_ray", "--help"], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert r.returncode == 0
+    assert "--version" in r.stdout and "README.md" in r.stdout and "make demo" in r.stdout
+    assert max(len(line) for line in r.stdout.splitlines()) <= 100  # wrapped for a terminal
+
+
+@pytest.mark.parametrize(
+    "name", ["score", "ablate", "import", "diff", "validate", "prompt", "extract", "judge"]
+)
+def test_a_bad_option_is_exit_2_as_the_help_says(name, capsys):
+    from xfinder_ray.cli import main
+
+    needed = {"import": ["lm-eval", "x", "--output", "y"], "diff": ["a", "b"]}.get(name, [])
+    with pytest.raises(SystemExit) as stop:
+        main([name, *needed, "--no-such-option"])
+    assert stop.value.code == 2
+    assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
+
+
+def test_diff_takes_output_like_import():
+    from xfinder_ray.cli import build_parser
+
+    assert build_parser().parse_args(["diff", "a", "b", "--output", "x"]).out == "x"
+    assert build_parser().parse_args(["diff", "a", "b", "--out", "y"]).out == "y"
+
+
+def test_ctrl_c_on_a_record_tool_is_one_line_and_130():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "xfinder_ray", "validate"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    proc.stdin.write(json.dumps(GOOD) + "\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["valid"] is True  # in the loop, waiting for the next line
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip() == "xfinder-ray: interrupted"
+
+
+def test_a_bad_json_line_names_the_column_once():
+    r = cli("validate", stdin='{"a": "x\ty"}\n')  # a raw tab inside a string
+    assert r.returncode == 1
+    assert r.stderr.strip() == "line 1: not valid JSON (Invalid control character at column 9)"
+
+
+def test_a_glob_input_says_globs_are_not_expanded(tmp_path):
+    r = subprocess.run(
+        [sys.executable, "-m", "xfinder_ray", "score", f"input={tmp_path}/*.jsonl", f"output={tmp_path / 'out'}"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip().endswith("globs are not expanded: pass the folder, or a list (input=[a,b])")

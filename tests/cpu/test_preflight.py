@@ -367,6 +367,7 @@ def test_fallback_note_on_stderr_and_import_counts_in_the_summary(tmp_path):
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
     assert "NOTE:" not in r.stdout and "NOTE: xFinder checkpoint not found" in r.stderr
+    assert r.stderr.count("xFinder checkpoint not found") == 1  # the NOTE only, not a log line too (P13)
     assert r.stdout.startswith("# Leaderboard"), r.stdout[:500]
     assert "import (lm-eval): 23 samples read, 16 written, 4 rejected, 3 skipped" in r.stdout, r.stdout[
         -2000:

@@ -87,6 +87,9 @@ def rank_table(accuracy: pd.DataFrame) -> pd.DataFrame:
     overall = (
         accuracy.groupby(["extractor", "comparator", "model"], sort=True)["accuracy"].mean().reset_index()
     )
+    # a mean of fractions carries float noise (1/8 summed in another order is not 1/8): two models with
+    # the same macro accuracy would get ranks 6 and 7, not the tie 6.5
+    overall["accuracy"] = overall["accuracy"].round(12)
     overall["task"] = ALL_TASKS
     both = pd.concat(
         [accuracy[["extractor", "comparator", "task", "model", "accuracy"]], overall], ignore_index=True

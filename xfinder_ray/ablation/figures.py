@@ -50,25 +50,12 @@ def bump_chart(ranks: pd.DataFrame, extractors: list[str], comparator: str) -> b
     for i, model in enumerate(first.index):
         ys = table.loc[model].to_numpy(dtype=float)
         ax.plot(xs, ys, "-o", color=cmap(i % 20), linewidth=2, markersize=7)
-        if not np.isnan(ys[0]):
+    # names at both ends; models tied there share one label ("a, b"), not two drawn over each other
+    for column, x, dx, ha in ((table.columns[0], xs[0], -8, "right"), (table.columns[-1], xs[-1], 8, "left")):
+        for y, models in table[column].dropna().groupby(table[column].dropna()):
+            label = ", ".join(str(m) for m in sorted(models.index, key=str))
             ax.annotate(
-                model,
-                (xs[0], ys[0]),
-                xytext=(-8, 0),
-                textcoords="offset points",
-                ha="right",
-                va="center",
-                fontsize=8,
-            )
-        if not np.isnan(ys[-1]):
-            ax.annotate(
-                model,
-                (xs[-1], ys[-1]),
-                xytext=(8, 0),
-                textcoords="offset points",
-                ha="left",
-                va="center",
-                fontsize=8,
+                label, (x, y), xytext=(dx, 0), textcoords="offset points", ha=ha, va="center", fontsize=8
             )
     ax.set_xticks(xs, extractors, rotation=20, ha="right")
     ax.set_xlim(-1.6, len(extractors) - 1 + 1.6)
@@ -80,28 +67,62 @@ def bump_chart(ranks: pd.DataFrame, extractors: list[str], comparator: str) -> b
     return _png(fig)
 
 
-def _heatmap(values: pd.DataFrame, title: str, xlabel: str, ylabel: str) -> bytes:
+def _heatmap(
+    values: pd.DataFrame,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    labels: list[str] | None = None,
+    compact: bool = False,
+) -> bytes:
+    """Values in [0, 1] as colours with the number in each cell. compact: a small panel (two to a row in
+    the report), percentages, no colour bar (the numbers say it)."""
     data = values.to_numpy(dtype=float)
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * data.shape[1] + 3), max(3.0, 0.45 * data.shape[0] + 1.5)))
+    if compact:
+        size = (max(3.6, 0.55 * data.shape[1] + 2.0), max(2.2, 0.27 * data.shape[0] + 1.1))
+    else:
+        size = (max(5.0, 0.9 * data.shape[1] + 3), max(3.0, 0.45 * data.shape[0] + 1.5))
+    fig, ax = plt.subplots(figsize=size)
     im = ax.imshow(np.ma.masked_invalid(data), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
     ax.set_xticks(range(data.shape[1]), [str(c) for c in values.columns], rotation=35, ha="right", fontsize=8)
-    ax.set_yticks(range(data.shape[0]), [str(i) for i in values.index], fontsize=8)
+    ax.set_yticks(range(data.shape[0]), labels or [str(i) for i in values.index], fontsize=8)
     for (r, c), v in np.ndenumerate(data):
         if not np.isnan(v):
-            ax.text(
-                c, r, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v < 0.6 else "black"
-            )
+            text = f"{100 * v:.0f}" if compact else f"{v:.2f}"
+            ax.text(c, r, text, ha="center", va="center", fontsize=7, color="white" if v < 0.6 else "black")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    fig.colorbar(im, ax=ax, fraction=0.04)
+    ax.set_title(title, fontsize=9 if compact else None)
+    if not compact:
+        fig.colorbar(im, ax=ax, fraction=0.04)
     return _png(fig)
 
 
-def accuracy_heatmap(accuracy: pd.DataFrame, extractor: str, comparator: str) -> bytes:
+def rank_labels(macro: pd.Series) -> list[str]:
+    """`1. model`, `2= model` for models tied on macro accuracy (the rank they share is the best one);
+    `macro` is sorted best first."""
+    ranks = macro.rank(ascending=False, method="min").astype(int)
+    tied = ranks.duplicated(keep=False)
+    return [f"{r}{'=' if t else '.'} {m}" for m, r, t in zip(macro.index, ranks, tied, strict=True)]
+
+
+def heatmap_table(accuracy: pd.DataFrame, extractor: str, comparator: str) -> tuple[pd.DataFrame, list[str]]:
+    """Models x tasks under one extractor, rows in that extractor's rank order (macro accuracy over the
+    model's tasks, as comparison/ranks; ties in name order), tasks alphabetical as in the scoring
+    report; and the row labels (`1. model`, `2= model`)."""
     sub = accuracy[(accuracy["extractor"] == extractor) & (accuracy["comparator"] == comparator)]
-    table = sub.pivot(index="model", columns="task", values="accuracy").sort_index()
-    return _heatmap(table, f"Accuracy: {extractor} ({comparator})", "task", "model")
+    table = sub.pivot(index="model", columns="task", values="accuracy")
+    table = table.reindex(columns=sorted(table.columns, key=lambda t: (str(t).lower(), str(t))))
+    # the mean as compare.rank_table takes it (rounded off its float noise): the same ranks and ties
+    macro = sub.groupby("model", sort=True)["accuracy"].mean().round(12)
+    macro = macro.sort_values(ascending=False, kind="stable")
+    return table.reindex(index=macro.index), rank_labels(macro)
+
+
+def accuracy_heatmap(accuracy: pd.DataFrame, extractor: str, comparator: str) -> bytes:
+    """One small panel (the report shows two to a row): heatmap_table's rows and columns."""
+    table, labels = heatmap_table(accuracy, extractor, comparator)
+    return _heatmap(table, f"{extractor} ({comparator})", "", "", labels, compact=True)
 
 
 def agreement_heatmap(matrix: pd.DataFrame, comparator: str) -> bytes:

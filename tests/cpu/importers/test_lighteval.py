@@ -319,3 +319,63 @@ def test_score_lighteval_run(ray_local, tmp_path):
         metric = next(k for k in own[raw] if not k.endswith("_stderr"))
         assert by_task.loc[le.task_name(raw), "source_accuracy"] == pytest.approx(own[raw][metric])
     assert by_task.loc["gsm8k_mini_pass:0", "source_n"] == 0  # no per-generation verdicts
+
+
+# --- published by others: a lighteval 0.13.0 output tree from evaleval/every_eval_ever (README.md) -----
+
+PUBLISHED = DATA / "published" / "lighteval_smoke"  # DIR/details/<model>/<date>/, DIR/results/<model>/
+SQUAD_V2 = {"squad_v2": {"match": ["squad_v2*"], "key_answer_type": "short_text", "range": ["Colonizing empires", "Economist"]}}  # fmt: skip
+
+
+def test_published_run(tmp_path):
+    """lighteval's built-in squad_v2 (generative, `em`) and anli:r1 (log-likelihood, `acc`) through its
+    DummyModel, as published: the log-likelihood task is skipped, squad_v2 (free-text QA, no shipped
+    task-map entry) is rejected by name unless a task map gives its range, and then lighteval's own `em`
+    is what the records' verdicts average to."""
+    # the model is named `org/name`: one folder more than details() / results() look through
+    raw = {
+        le.DETAILS_NAME.match(p.name).group("task"): p
+        for p in PUBLISHED.glob("details/*/*/*/details_*.parquet")
+    }
+    assert set(raw) == {"anli:r1|0", "squad_v2|0"}
+    (res,) = PUBLISHED.glob("results/*/*/results_*.json")
+    own = json.loads(res.read_text())["results"]
+    n_rows = {t: pq.ParquetFile(p).metadata.num_rows for t, p in raw.items()}
+
+    rep = import_files("lighteval", [str(PUBLISHED)], str(tmp_path / "default"))
+    assert rep.reconciles() and rep.read == rep.written + rep.rejected + rep.skipped
+    assert (rep.read, rep.written, rep.rejected, rep.skipped) == (
+        4,
+        0,
+        n_rows["squad_v2|0"],
+        n_rows["anli:r1|0"],
+    )
+    assert rep.reject_reasons == {"unknown task: no task_map entry matches …": 2}
+    (skip,) = rep.skipped_tasks
+    assert (skip["model"], skip["task"], skip["n"]) == ("eee-smoke/dummy-model", "anli:r1:0", 2)
+    assert skip["reason"].startswith("log-likelihood samples (no generated text")
+    for row in rows(raw["anli:r1|0"]):  # what makes them log-likelihood rows in the raw file
+        assert row["model_response"]["text"] == [] and len(row["model_response"]["logprobs"]) == 3
+        assert row["doc"]["sampling_methods"] == ["LOGPROBS"]
+
+    out = tmp_path / "mapped"
+    rep = import_files("lighteval", [str(PUBLISHED)], str(out), task_map=SQUAD_V2)
+    assert rep.reconciles() and (rep.read, rep.written, rep.rejected, rep.skipped) == (4, 2, 0, 2)
+    recs = {r["record_id"]: r for r in rows(out / "records.parquet")}
+    assert len(recs) == n_rows["squad_v2|0"]
+    for row in rows(raw["squad_v2|0"]):
+        doc, resp = row["doc"], row["model_response"]
+        r = recs[f"eee-smoke/dummy-model::squad_v2:0::{doc['id']}"]  # model: config_general.model_name
+        assert records.check(r) is None
+        assert (r["source_framework"], r["model"]) == ("lighteval", "eee-smoke/dummy-model")
+        assert r["task"] == r["source_task"] == "squad_v2:0"
+        assert r["source_index"] == doc["id"] and r["source_path"] == str(raw["squad_v2|0"])
+        assert r["question"] == doc["query"]
+        assert r["llm_output"] == resp["text_post_processed"][0] == resp["text"][0] == "random baseline"
+        # one choice, gold_index kept as a list [0]: the reference text, stripped
+        assert doc["gold_index"] == [0] and r["correct_answer"] == doc["choices"][0].strip()
+        assert r["key_answer_type"] == "short_text"
+        # `metric` is an int64 struct here (0), not a float: still a verdict
+        assert (r["source_metric"], r["source_judgment"]) == ("em", bool(row["metric"]["em"]))
+    judged = [r["source_judgment"] for r in recs.values()]
+    assert sum(judged) / len(judged) == pytest.approx(own["squad_v2|0"]["em"]) == 0.0
