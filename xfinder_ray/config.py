@@ -102,6 +102,9 @@ class XFinderConfig:
     min_replicas: int | None = None  # ... an autoscaling pool between these
     max_replicas: int | None = None
     gpus_per_replica: float = 1.0
+    # Ray CPUs each replica reserves (its placement-group bundle); below 1 lets two pools (a second
+    # opinion's) and the CPU stages share a small machine.
+    cpus_per_replica: float = 1.0
     tensor_parallel_size: int = 1
     device: str = "auto"  # auto | gpu | cpu
     kv_cache_gib: int = 2  # vLLM CPU backend KV cache (VLLM_CPU_KVCACHE_SPACE)
@@ -124,6 +127,17 @@ class VerifierConfig:
     strip_thought: bool = True  # drop a closed thought before the verifier reads the response (OpenCompass)
     max_model_len: int = 4096
     max_tokens: int | None = None  # default: 16, or 2048 with cot
+
+
+@dataclass
+class SecondOpinionConfig(VerifierConfig):
+    """A second model's verdict on the rows where the first model judge and `rules` disagree
+    (docs/judges.md, "A second opinion"): a verifier checkpoint of either family; off while
+    `checkpoint` is null. Pool and engine settings are the `xfinder` section's, as for `verifier`."""
+
+    # Its verdict becomes the judgment (rules and the first model disagree: it is the majority of the
+    # three); false: it is recorded beside the first judgment only.
+    decides: bool = True
 
 
 VERIFIER_DEFAULTS = {"xverify": "xVerify-0.5B-I", "compassverifier": "CompassVerifier-3B"}
@@ -175,6 +189,7 @@ class JobConfig:
     extractor: ExtractorConfig = field(default_factory=ExtractorConfig)
     xfinder: XFinderConfig = field(default_factory=XFinderConfig)
     verifier: VerifierConfig = field(default_factory=VerifierConfig)
+    second_opinion: SecondOpinionConfig = field(default_factory=SecondOpinionConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     storage: StorageConfig = field(default_factory=StorageConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
@@ -282,6 +297,14 @@ def _check(cfg: JobConfig) -> None:
             raise ConfigError(f"invalid config: input.task_map: {e}") from None
     if cfg.extractor.name in VERIFIER_DEFAULTS:
         _check_verifier(cfg)
+    if cfg.second_opinion.checkpoint is not None:
+        if cfg.extractor.name not in ("xfinder", *VERIFIER_DEFAULTS):
+            raise ConfigError(
+                "invalid config: second_opinion.checkpoint is set, but extractor.name="
+                f"{cfg.extractor.name!r} is no model judge: a second opinion is asked where a model "
+                "(xfinder, xverify, compassverifier) and rules disagree"
+            )
+        complete_verifier(cfg.second_opinion, None, "second_opinion")
     x = cfg.xfinder
     if (x.min_replicas is None) != (x.max_replicas is None):
         raise ConfigError(
@@ -292,6 +315,8 @@ def _check(cfg: JobConfig) -> None:
     for key in ("replicas", "max_tokens", "max_model_len", "batch_size", "tensor_parallel_size"):
         if getattr(x, key) < 1:
             raise ConfigError(f"invalid config: xfinder.{key} must be >= 1")
+    if not x.cpus_per_replica > 0:
+        raise ConfigError("invalid config: xfinder.cpus_per_replica must be > 0")
 
 
 def _check_verifier(cfg: JobConfig) -> None:
@@ -364,4 +389,3 @@ def _check_columns(columns: dict[str, Any]) -> None:
             )
         if not isinstance(value, str) or not value:
             raise ConfigError(f"invalid config: input.columns.{key} must name a column, got {value!r}")
-

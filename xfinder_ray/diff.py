@@ -17,9 +17,17 @@ positions (source_file, source_row) change whenever the input is re-laid out, ap
 - `judging`: same key answer, gold and comparator name (a new version of the comparator's code: see both
   manifests' `versions`).
 
+Every record in both runs whose input changed (gold answer, key_answer_type, question) is listed in
+<OUT>/diff/input_changes.parquet, flipped or not: a changed gold that left the verdict as it was is
+still a data change a leaderboard maintainer wants to see.
+
 Per model (and per model and task), over the records in both runs: accuracy in each, the delta, and the
-exact McNemar test on the discordant pairs; with the runs' own accuracy and rank (accuracy/by_model).
-Written to <OUT>/diff/{flips,models,tasks}.parquet, <OUT>/diff/rank_moves.png and <OUT>/diff.md (last).
+exact McNemar test on the discordant pairs; with the runs' own macro accuracy and rank, rank and
+ranked read from each run's accuracy/ranks.parquet (the leaderboard's ranking: models scored on fewer
+tasks and rejects without a model are not ranked). A rank move is given only for a model ranked in both
+runs; otherwise `rank_note` says why not (new, gone, ranked in one run only).
+Written to <OUT>/diff/{flips,input_changes,models,tasks}.parquet, <OUT>/diff/rank_moves.png and
+<OUT>/diff.md (last).
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import pyarrow.parquet as pq
 
 from xfinder_ray.config import ConfigError, StorageConfig
 from xfinder_ray.significance import mcnemar_exact  # one exact McNemar for the leaderboard and the diff
+from xfinder_ray.stages.aggregate import UNKNOWN, rank_label, rank_models
 from xfinder_ray.storage import Location, exists, read_json, resolve, write_bytes_atomic
 
 KEY = ["model", "task", "record_id"]
@@ -61,6 +70,7 @@ class DiffResult:
     summary: dict[str, Any]
     markdown: str
     out: str
+    input_changes: pd.DataFrame | None = None
 
 
 def committed(uri: str, storage: StorageConfig | None = None) -> tuple[Location, dict[str, Any]]:
@@ -193,29 +203,106 @@ def paired_counts(joined: pa.Table, by: list[str]) -> pd.DataFrame:
     return g.sort_values(by).reset_index(drop=True)
 
 
-def ranked(loc: Location) -> pd.DataFrame:
-    """accuracy/by_model with a rank (its own `rank` column if it has one, else its row order: it is
-    sorted by macro accuracy)."""
-    path = loc.join("accuracy", "by_model.parquet")
+def _accuracy_table(loc: Location, name: str) -> pd.DataFrame | None:
+    path = loc.join("accuracy", f"{name}.parquet")
     if not exists(path):
-        return pd.DataFrame(columns=["model", "rank", "accuracy_micro", "accuracy_macro"])
+        return None
     with loc.fs.open_input_file(path.path) as f:
-        df = pq.read_table(f).to_pandas()
-    if "rank" not in df:
-        df = df.reset_index(drop=True).assign(rank=np.arange(1, len(df) + 1))
-    return df[["model", "rank", "accuracy_micro", "accuracy_macro"]]
+        return pq.read_table(f).to_pandas()
+
+
+RANKING = ["model", "ranked", "rank", "accuracy_micro", "accuracy_macro"]
+
+
+def ranked(loc: Location) -> pd.DataFrame:
+    """A run's ranking, as its leaderboard has it: accuracy/by_model's models (never (unknown)) with
+    `ranked` and `rank` from accuracy/ranks.parquet; an output written before ranks.parquet existed
+    is ranked the same way from its by_model (aggregate.rank_models)."""
+    by_model = _accuracy_table(loc, "by_model")
+    if by_model is None:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in RANKING})
+    by_model = by_model[by_model["model"] != UNKNOWN]
+    ranks = _accuracy_table(loc, "ranks")
+    if ranks is not None and {"model", "ranked", "rank"} <= set(ranks.columns):
+        df = by_model.drop(columns=["rank", "ranked"], errors="ignore").merge(
+            ranks[["model", "ranked", "rank"]], on="model", how="left"
+        )
+        df["ranked"] = df["ranked"].fillna(False).astype(bool)
+    else:
+        df = rank_models(by_model) if "ranked" not in by_model else by_model
+    df["rank"] = df["rank"].astype("Int64").where(df["ranked"])
+    return df[RANKING].reset_index(drop=True)
+
+
+COUNTS = ["common", "added", "removed", "correct_old", "correct_new", "lost", "gained"]
+
+
+def _rank_note(ranked_old: Any, ranked_new: Any, in_old: bool, in_new: bool) -> str:
+    """Why a model has no rank move ("" when it has one: ranked in both runs)."""
+    if not in_old:
+        return "new"
+    if not in_new:
+        return "gone"
+    if ranked_old and ranked_new:
+        return ""
+    if ranked_old:
+        return "not ranked now (fewer tasks)"
+    return "ranked now" if ranked_new else "not ranked in either"
 
 
 def model_table(joined: pa.Table, old: Location, new: Location) -> pd.DataFrame:
+    """Per model: the paired counts over the records in both runs (integers), each run's macro and
+    rank (null where not ranked), `rank_move` (old - new, > 0 up; only between ranked runs) and
+    `rank_note`; ranked-in-new first by rank, then the rest of the new run by macro, then the gone."""
     g = paired_counts(joined, ["model"]).rename(
         columns={"accuracy_old": "common_accuracy_old", "accuracy_new": "common_accuracy_new"}
     )
-    ro = ranked(old).rename(columns=lambda c: c if c == "model" else f"{c}_old")
-    rn = ranked(new).rename(columns=lambda c: c if c == "model" else f"{c}_new")
+    ro = ranked(old).rename(columns=lambda c: c if c == "model" else f"{c}_old").assign(_in_old=True)
+    rn = ranked(new).rename(columns=lambda c: c if c == "model" else f"{c}_new").assign(_in_new=True)
     df = g.merge(ro, on="model", how="outer").merge(rn, on="model", how="outer")
-    df["rank_move"] = df["rank_old"] - df["rank_new"]  # > 0: moved up
-    order = df["rank_new"].fillna(len(df) + df["rank_old"].fillna(0))
-    return df.assign(_o=order).sort_values(["_o", "model"]).drop(columns="_o").reset_index(drop=True)
+    df = df[df["model"] != UNKNOWN]
+    for c in COUNTS:
+        df[c] = df[c].fillna(0).astype("int64")
+    in_old = df["_in_old"].fillna(False).astype(bool) | (df["removed"] + df["common"] > 0)
+    in_new = df["_in_new"].fillna(False).astype(bool) | (df["added"] + df["common"] > 0)
+    for side in ("old", "new"):
+        df[f"ranked_{side}"] = df[f"ranked_{side}"].fillna(False).astype(bool)
+        df[f"rank_{side}"] = df[f"rank_{side}"].astype("Int64")
+    both = df["ranked_old"] & df["ranked_new"]
+    df["rank_move"] = (df["rank_old"] - df["rank_new"]).where(both)  # > 0: moved up
+    df["rank_note"] = [
+        _rank_note(a, b, o, n)
+        for a, b, o, n in zip(df["ranked_old"], df["ranked_new"], in_old, in_new, strict=True)
+    ]
+    group = np.where(df["ranked_new"], 0, np.where(in_new, 1, 2))
+    macro = -df["accuracy_macro_new"].astype(float).fillna(-1.0)
+    order = df.assign(_g=group, _r=df["rank_new"].astype(float), _m=macro)
+    order = order.sort_values(["_g", "_r", "_m", "model"], kind="stable")
+    return df.loc[order.index].drop(columns=["_in_old", "_in_new"]).reset_index(drop=True)
+
+
+INPUT_FIELDS = {
+    "correct_answer": "correct_answer",
+    "key_answer_type": "key_answer_type",
+    "question_key": "question",
+}
+
+
+def input_changes_of(joined: pa.Table) -> pd.DataFrame:
+    """The records in both runs whose input differs (gold answer, key_answer_type, question: by
+    question_key where both runs have it), whether or not their verdict flipped; `changed` names what."""
+    df = joined.filter(pc.and_(joined["in_old"], joined["in_new"])).to_pandas()
+    diffs = {name: _differs(df, col) for col, name in INPUT_FIELDS.items()}
+    changed = pd.concat(diffs, axis=1).any(axis=1) if len(df) else pd.Series(dtype=bool)
+    df = df[changed].copy()
+    what = [", ".join(name for name, d in diffs.items() if d.loc[i]) for i in df.index]
+    df["changed"] = pd.Series(what, index=df.index, dtype=object)
+    df["flipped"] = (df["judgment_old"].fillna(False) != df["judgment_new"].fillna(False)).astype(bool)
+    cols = KEY + ["changed", "flipped"]
+    for col in INPUT_FIELDS:
+        cols += [f"{col}_old", f"{col}_new"] if f"{col}_old" in df else []
+    cols += ["judgment_old", "judgment_new"]
+    return df[cols].sort_values(KEY).reset_index(drop=True)
 
 
 def diff_runs(
@@ -227,15 +314,19 @@ def diff_runs(
     out = resolve(out_uri, storage) if out_uri else new
     joined = join_runs(read_judgments(old), read_judgments(new))
     flips = flips_of(joined)
+    changes = input_changes_of(joined)
     models = model_table(joined, old, new)
     tasks = paired_counts(joined, ["model", "task"])
     summary = summarize(joined, flips, old, new, old_manifest, new_manifest)
+    summary["input_changes"] = {"records": len(changes)} | {
+        name: sum(name in c.split(", ") for c in changes["changed"]) for name in INPUT_FIELDS.values()
+    }
     from xfinder_ray.report import bump_chart  # matplotlib only when a diff is written
 
     figure = bump_chart(models, summary["old"]["label"], summary["new"]["label"])
-    markdown = diff_markdown(summary, models, flips, figure is not None)
-    write_diff(out, flips, models, tasks, figure, markdown)
-    return DiffResult(flips, models, tasks, summary, markdown, out.uri)
+    markdown = diff_markdown(summary, models, flips, figure is not None, changes)
+    write_diff(out, flips, models, tasks, figure, markdown, changes)
+    return DiffResult(flips, models, tasks, summary, markdown, out.uri, changes)
 
 
 def _side(loc: Location, manifest: dict[str, Any]) -> dict[str, Any]:
@@ -285,13 +376,103 @@ def _pct(v: Any) -> str:
     return "–" if v is None or v != v else f"{100 * v:.1f}"
 
 
-def _rank(v: Any) -> str:
-    return "–" if v is None or v != v else str(int(v))
+def _moved(r: Any) -> str:
+    """The move column: ↑2 / ↓1 / = between ranked runs, else why there is none."""
+    move = r.rank_move
+    if move is None or pd.isna(move):
+        return r.rank_note or "–"
+    return "=" if move == 0 else (f"↑{int(move)}" if move > 0 else f"↓{int(-move)}")
 
 
-def diff_markdown(summary: dict[str, Any], models: pd.DataFrame, flips: pd.DataFrame, figure: bool) -> str:
+def _model_rows(models: pd.DataFrame, ranks: bool) -> list[str]:
+    shared = models["ranked_new"] & models["rank_new"].duplicated(keep=False) & models["rank_new"].notna()
+    rows = []
+    for r, tie in zip(models.itertuples(), shared, strict=True):
+        delta = "–" if r.delta != r.delta else f"{100 * r.delta:+.1f}"
+        paired = r.common > 0  # a new or gone model has no records in both runs: nothing lost or gained
+        lost, gained = (str(r.lost), str(r.gained)) if paired else ("–", "–")
+        p = f"{r.p_value:.3g}" if paired else "–"
+        cells = [rank_label(r.rank_new, tie)] if ranks else []
+        cells += [
+            _moved(r),
+            _md(r.model),
+            _pct(r.accuracy_macro_old),
+            _pct(r.accuracy_macro_new),
+            _pct(r.common_accuracy_old),
+            _pct(r.common_accuracy_new),
+            delta,
+            lost,
+            gained,
+            p,
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
+MODEL_HEAD = "move | model | macro old | macro new | both: old | both: new | Δ | lost | gained | p |"
+
+
+def _models_markdown(models: pd.DataFrame) -> list[str]:
+    """The ranked models of the new run, then the others (not ranked in it, or gone) apart."""
+    ranked, others = models[models["ranked_new"]], models[~models["ranked_new"]]
+    lines = [
+        "## Per model (ranked by the new run)\n",
+        "Accuracy in %. Δ and p: over the records in both runs (p: exact McNemar test on the "
+        "flips, two-sided); rank and macro: each run's own leaderboard (accuracy/ranks.parquet; `1=`: "
+        "a shared rank). A move is given between two runs that both rank the model.\n",
+    ]
+    if len(ranked):
+        lines += ["| rank | " + MODEL_HEAD, "|---" * 11 + "|", *_model_rows(ranked, True)]
+    else:
+        lines.append("No model is ranked in the new run.")
+    if len(others):
+        lines += [
+            "\n### Not ranked in the new run\n",
+            "Scored on fewer tasks than the ranked models (their macro is not comparable), new without a "
+            "rank, or gone.\n",
+            "| " + MODEL_HEAD,
+            "|---" * 10 + "|",
+            *_model_rows(others, False),
+        ]
+    return lines
+
+
+def _gold(r: Any) -> str:
+    old, new = _md(r.correct_answer_old), _md(r.correct_answer_new)
+    return new if old == new else f"{old} → {new}"
+
+
+def _input_changes_markdown(summary: dict[str, Any], changes: pd.DataFrame | None) -> list[str]:
+    if changes is None or not len(changes):
+        return []
+    counts = summary["input_changes"]
+    what = ", ".join(f"{k}: {v}" for k, v in counts.items() if k != "records" and v)
+    lines = [
+        f"\n## Inputs changed: {len(changes)} records ({what}); first {min(MD_FLIPS, len(changes))}, all in "
+        "diff/input_changes.parquet\n",
+        "A changed gold answer or question is a data change, whether or not the verdict moved.\n",
+        "| model | task | record_id | changed | gold | verdict |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in changes.head(MD_FLIPS).itertuples():
+        verdict = {True: "right", False: "wrong"}
+        move = f"{verdict.get(r.judgment_old, '–')}->{verdict.get(r.judgment_new, '–')}"
+        lines.append(
+            f"| {_md(r.model)} | {_md(r.task)} | {_md(r.record_id)} | {r.changed} | {_gold(r)} | {move} |"
+        )
+    return lines
+
+
+def diff_markdown(
+    summary: dict[str, Any],
+    models: pd.DataFrame,
+    flips: pd.DataFrame,
+    figure: bool,
+    changes: pd.DataFrame | None = None,
+) -> str:
     o, n = summary["old"], summary["new"]
     reasons = ", ".join(f"{r} {k}" for r, k in summary["by_reason"].items() if k) or "none"
+    n_changes = 0 if changes is None else len(changes)
     lines = [
         f"# What changed: {_md(o['label'])} → {_md(n['label'])}\n",
         "| | old | new |\n|---|---|---|",
@@ -301,27 +482,9 @@ def diff_markdown(summary: dict[str, Any], models: pd.DataFrame, flips: pd.DataF
         f"| judged | {_md(o['counts'].get('judged'))} | {_md(n['counts'].get('judged'))} |\n",
         f"Records in both: {summary['common']}; only in new: {summary['added']}; only in old: "
         f"{summary['removed']}. Verdict flips: {summary['flips']} ({summary['wrong_to_right']} wrong→right, "
-        f"{summary['right_to_wrong']} right→wrong); by reason: {reasons}.\n",
-        "## Per model (ranked by the new run)\n",
-        "Accuracy in %. Δ and p: over the records in both runs (p: exact McNemar test on the "
-        "flips, two-sided); rank and macro: each run's own leaderboard.\n",
-        "| rank | move | model | macro old | macro new | both: old | both: new | Δ | lost | gained | p |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"{summary['right_to_wrong']} right→wrong); by reason: {reasons}. Inputs changed: {n_changes}.\n",
+        *_models_markdown(models),
     ]
-    for r in models.itertuples():
-        move = r.rank_move
-        arrow = (
-            "–"
-            if move != move
-            else ("=" if move == 0 else (f"↑{int(move)}" if move > 0 else f"↓{int(-move)}"))
-        )
-        delta = "–" if r.delta != r.delta else f"{100 * r.delta:+.1f}"
-        p = "–" if r.common != r.common or not r.common else f"{r.p_value:.3g}"
-        lines.append(
-            f"| {_rank(r.rank_new)} | {arrow} | {_md(r.model)} | {_pct(r.accuracy_macro_old)} | "
-            f"{_pct(r.accuracy_macro_new)} | {_pct(r.common_accuracy_old)} | {_pct(r.common_accuracy_new)} | "
-            f"{delta} | {_md(r.lost)} | {_md(r.gained)} | {p} |"
-        )
     if figure:
         lines.append("\n![rank moves](diff/rank_moves.png)")
     if len(flips):
@@ -333,9 +496,10 @@ def diff_markdown(summary: dict[str, Any], models: pd.DataFrame, flips: pd.DataF
         for r in flips.head(MD_FLIPS).itertuples():
             lines.append(
                 f"| {_md(r.model)} | {_md(r.task)} | {_md(r.record_id)} | {r.reason} | "
-                f"{_md(r.extracted_answer_old)} | {_md(r.extracted_answer_new)} | {_md(r.correct_answer_new)} | "
+                f"{_md(r.extracted_answer_old)} | {_md(r.extracted_answer_new)} | {_gold(r)} | "
                 f"{r.direction} |"
             )
+    lines += _input_changes_markdown(summary, changes)
     return "\n".join(lines) + "\n"
 
 
@@ -352,10 +516,14 @@ def write_diff(
     tasks: pd.DataFrame,
     figure: bytes | None,
     markdown: str,
+    input_changes: pd.DataFrame | None = None,
 ) -> None:
     folder = out.join("diff")
     folder.fs.create_dir(folder.path, recursive=True)
-    for name, df in (("flips", flips), ("models", models), ("tasks", tasks)):
+    tables = [("flips", flips), ("models", models), ("tasks", tasks)]
+    if input_changes is not None:
+        tables.append(("input_changes", input_changes))
+    for name, df in tables:
         write_bytes_atomic(folder.join(f"{name}.parquet"), _parquet(df))
     if figure is not None:
         write_bytes_atomic(folder.join("rank_moves.png"), figure)
@@ -373,9 +541,10 @@ def compare_after_commit(
         return [f"output.compare_to={requested}: no earlier committed run beside {out.uri}; nothing compared"]
     s = diff_runs(old, out.uri, storage=storage).summary
     reasons = ", ".join(f"{r} {k}" for r, k in s["by_reason"].items() if k) or "none"
+    changed = s.get("input_changes", {}).get("records", 0)
     return [
         f"compared with {old}: {s['common']} records in both, {s['flips']} verdict flips ({reasons}), "
-        f"{s['added']} new, {s['removed']} gone -> {out.uri.rstrip('/')}/diff.md"
+        f"{changed} inputs changed, {s['added']} new, {s['removed']} gone -> {out.uri.rstrip('/')}/diff.md"
     ]
 
 
@@ -386,7 +555,7 @@ def add_diff_parser(sub: Any) -> Any:
         description=(
             "Compare two committed `score` outputs: per-record verdict flips with both extractions and "
             "the reason, per-model accuracy deltas with an exact McNemar test, rank moves. Writes "
-            "OUT/diff/{flips,models,tasks}.parquet, OUT/diff/rank_moves.png and OUT/diff.md "
+            "OUT/diff/{flips,input_changes,models,tasks}.parquet, OUT/diff/rank_moves.png and OUT/diff.md "
             "(OUT: NEW unless --out). s3:// credentials from the AWS_* environment (docs/diff.md)."
         ),
     )

@@ -1,6 +1,7 @@
 """The scoring job, end to end:
 
-    inventory -> read -> validate -> [route] -> prompt -> [cache] -> extract -> parse+judge -> write
+    inventory -> read -> validate -> [route] -> prompt -> [cache] -> extract -> parse+judge
+              -> [second opinion] -> write
               -> verify + aggregate (accuracy/, leaderboard.md) -> commit (manifest.json, written last)
 
 Each arrow is one stage in xfinder_ray/stages/. Everything streams through Ray Data; the driver
@@ -48,6 +49,7 @@ from xfinder_ray.stages.judge import judge_batch
 from xfinder_ray.stages.prompt import prompt_batch
 from xfinder_ray.stages.read import InputSource, read_input, read_stats
 from xfinder_ray.stages.route import route_batch
+from xfinder_ray.stages.second_opinion import SecondOpinion, build_second_opinion, second_opinion_stats
 from xfinder_ray.stages.validate import validate_batch
 from xfinder_ray.stages.write import OutputSink
 from xfinder_ray.storage import Location, resolve
@@ -73,7 +75,13 @@ def choose_extractor(cfg: JobConfig) -> tuple[JobConfig, list[str]]:
             "extractor instead (set xfinder.model_source to a downloaded checkpoint to use xFinder)."
         )
         cfg.extractor.name = "rules"
-    return cfg, notes
+    return cfg, logged(notes)
+
+
+def logged(notes: list[str]) -> list[str]:
+    for note in notes:
+        log.warning(note)
+    return notes
 
 
 def job_device(cfg: JobConfig) -> str | None:
@@ -97,14 +105,19 @@ def extraction_identity(extract: ExtractStage) -> dict[str, Any]:
     return extract.settings or {"extractor": extract.identity}
 
 
-def job_fingerprint(cfg: JobConfig, inventory: Inventory, extract: ExtractStage) -> dict[str, Any]:
+def job_fingerprint(
+    cfg: JobConfig, inventory: Inventory, extract: ExtractStage, second: SecondOpinion | None = None
+) -> dict[str, Any]:
     """What an unfinished output must have been made from for a rerun to continue it."""
-    return {
+    fingerprint = {
         "input": inventory.fingerprint(),
         "columns": dict(cfg.input.columns),
         "extraction": extraction_identity(extract),
         "comparator": cfg.judge.comparator,
     }
+    if second is not None:
+        fingerprint["second_opinion"] = {"judge": second.identity, "decides": second.decides}
+    return fingerprint
 
 
 def run(cfg: JobConfig) -> JobResult:
@@ -113,17 +126,15 @@ def run(cfg: JobConfig) -> JobResult:
     started = time.time()
     retry_storage_errors_in_map_tasks()
     cfg, notes = choose_extractor(cfg)
-    for note in notes:
-        log.warning(note)
     out = resolve(cfg.output.path, cfg.storage)
     old = resolve_compare_to(cfg.output.compare_to, cfg.output.path, cfg.storage)  # checked before any work
-    extract = build_extract_stage(cfg, job_device(cfg), cache_root(cfg, out))
+    device = job_device(cfg)
+    extract = build_extract_stage(cfg, device, cache_root(cfg, out))
+    second = build_second_opinion(cfg, device, notes)
     input_cfg, imported = import_inputs(cfg, out)
     inventory = take_inventory(input_cfg, cfg.storage)  # rows per file, read shards, duplicates, bad files
-    for note in inventory.notes:  # folders left out of the input listing (a run's own outputs)
-        log.warning(note)
-    notes += inventory.notes
-    fingerprint = job_fingerprint(cfg, inventory, extract)
+    notes += logged(inventory.notes)  # folders left out of the input listing (a run's own outputs)
+    fingerprint = job_fingerprint(cfg, inventory, extract, second)
     progress = open_output(out, fingerprint, overwrite=cfg.output.overwrite, resume=cfg.output.resume)
     sink = OutputSink(
         out.join("judgments"),
@@ -131,29 +142,33 @@ def run(cfg: JobConfig) -> JobResult:
         extract.identity,
         cfg.judge.comparator,
         extract.cache,
-        stage_stats(cfg, extract),
+        stage_stats(cfg, extract, second),
     )
-    score_rows(cfg, inventory, progress, extract, sink)
+    score_rows(cfg, inventory, progress, extract, sink, second)
     by_task, by_model, comparison = aggregate(cfg, out, imported)
+    notes += comparison.notes  # a question with two gold answers (accuracy/conflicts.parquet)
     board = write_tables(
         out.join("accuracy"), by_task, by_model, extract.identity, comparison, cfg.aggregate.rejects
     )
-    write_report(out, by_task, by_model, extract.identity, cfg.judge.comparator, old)  # report.html
+    write_report(out, by_task, by_model, extract.identity, cfg.judge.comparator, old, notes)  # report.html
     n_judged = reconcile(out, inventory, by_task)
-    manifest = build_manifest(cfg, out, extract, inventory, progress, sink, n_judged, notes, started)
+    manifest = build_manifest(cfg, out, extract, inventory, progress, sink, n_judged, notes, started, second)
     commit(out, manifest)
     notes = notes + compare_after_commit(old, out, cfg.storage, cfg.output.compare_to)  # diff.md, diff/
     return JobResult(manifest, board, out.uri, notes)
 
 
-def stage_stats(cfg: JobConfig, extract: ExtractStage) -> dict[str, Any]:
+def stage_stats(cfg: JobConfig, extract: ExtractStage, second: SecondOpinion | None = None) -> dict[str, Any]:
     """The stages this job runs, in order, with what each counts (over the rows written)."""
     stats: dict[str, Any] = {"read": read_stats, "validate": validate_batch.stats}
     if extract.needs_prompt:
         if cfg.extractor.router == "strict":
             stats["route"] = route_batch.stats
         stats.update(prompt=prompt_batch.stats, cache=lookup_batch.stats)
-    return {**stats, "extract": extract_stats, "judge": judge_batch.stats}
+    stats.update(extract=extract_stats, judge=judge_batch.stats)
+    if second is not None:
+        stats["second_opinion"] = second_opinion_stats
+    return stats
 
 
 def score_rows(
@@ -162,9 +177,10 @@ def score_rows(
     progress: Any,
     extract: ExtractStage,
     sink: OutputSink,
+    second: SecondOpinion | None = None,
 ) -> None:
-    """read -> validate -> [route, prompt, cache] -> extract -> parse + judge -> write, for the rows not
-    done by an earlier run of the same job."""
+    """read -> validate -> [route, prompt, cache] -> extract -> parse + judge -> [second opinion] ->
+    write, for the rows not done by an earlier run of the same job."""
     batch = cfg.ray.batch_size
     group = extract.needs_prompt and cfg.xfinder.group_by_question  # only the model gains from the order
     rows = read_input(
@@ -180,6 +196,8 @@ def score_rows(
         batch_size=batch,
         fn_kwargs=dict(math=cfg.judge.comparator, parse=extract.needs_parse, verifier=extract.verifier),
     )
+    if second is not None:
+        judged = second.apply(judged)
     try:
         judged.write_datasink(sink)
     except Exception as e:
@@ -228,6 +246,7 @@ def build_manifest(
     n_judged: int,
     notes: list[str],
     started: float,
+    second: SecondOpinion | None = None,
 ) -> dict[str, Any]:
     """manifest.json: counts, resume and cache figures, identities, redacted config, versions, time."""
     n_input = inventory.n_rows
@@ -249,6 +268,13 @@ def build_manifest(
             "share": round(sink.counts["routed"] / n_judged, 4) if n_judged else 0.0,
         },
         "stages": sink.stage_counts,  # per stage, over this run's written rows (stages/rows.py)
+        "second_opinion": None
+        if second is None
+        else {
+            "judge": second.identity,
+            "decides": second.decides,
+            **sink.stage_counts.get("second_opinion", {}),
+        },
         "extractor": extract.identity,
         "comparator": cfg.judge.comparator,
         "notes": notes,

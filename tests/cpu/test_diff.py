@@ -202,3 +202,135 @@ def test_two_demo_runs_with_different_comparators(ray_local, tmp_path):
     again = pd.read_parquet(tmp_path / "cli" / "diff" / "flips.parquet")
     assert again.equals(flips)
     assert "comparator" in (tmp_path / "cli" / "diff.md").read_text()
+
+
+# --- #25: the leaderboard's ranking in the diff; every input change ---------------------------------------
+
+
+def _scored_output(path: Path, rows: list[dict], unattributed: int = 0) -> str:
+    """A committed output whose accuracy/ is what the job writes (count_outcomes -> build_tables ->
+    compare_models -> write_tables), with `unattributed` rejects that have no model."""
+    from xfinder_ray.stages.aggregate import (
+        build_tables,
+        compare_models,
+        count_outcomes,
+        question_key,
+        write_tables,
+    )
+    from xfinder_ray.stages.write import JUDGMENT_SCHEMA, REJECT_SCHEMA, _table
+    from xfinder_ray.storage import resolve
+
+    for folder in ("judgments", "rejects"):
+        (path / folder).mkdir(parents=True)
+    rows = [{**r, "question_key": question_key(r["task"], r.get("question", r["record_id"]))} for r in rows]
+    pq.write_table(_table(pd.DataFrame(rows), JUDGMENT_SCHEMA), path / "judgments" / "part-0.parquet")
+    if unattributed:
+        bad = [{"record_id": None, "reason": "not valid JSON (x)", "stage": "read"}] * unattributed
+        pq.write_table(_table(pd.DataFrame(bad), REJECT_SCHEMA), path / "rejects" / "part-0.parquet")
+    outcomes = count_outcomes(resolve(str(path / "judgments")), resolve(str(path / "rejects")))
+    by_task, by_model = build_tables(outcomes)
+    comparison = compare_models(outcomes, by_model, resamples=20)
+    write_tables(resolve(str(path / "accuracy")), by_task, by_model, "rules:rules-2", comparison)
+    manifest = {"status": "committed", "counts": {"judged": len(rows)}, "comparator": "math-verify"}
+    (path / "manifest.json").write_text(json.dumps({**manifest, "extractor": "rules:rules-2"}))
+    return str(path)
+
+
+def _model_rows(model: str, marks: dict[str, str], gold: dict[str, str] | None = None) -> list[dict]:
+    """One record per question of each task: answer A for '1', C for '0', judged against the gold (A,
+    or `gold`'s for that "task-q")."""
+    out = []
+    for task, row in marks.items():
+        for q, mark in enumerate(row):
+            answer, right = ("A", "A") if mark == "1" else ("C", "A")
+            right = (gold or {}).get(f"{task}-{q}", right)
+            rid = f"{task}-{q}-{model}"
+            out.append(
+                {
+                    **_judgment(rid, model, task, answer, answer == right, gold=right),
+                    "question": f"{task} q{q}",
+                }
+            )
+    return out
+
+
+def test_the_diff_ranks_as_the_leaderboards_do_in_both_directions(tmp_path):
+    # old: r 5/6 (rank 1), p 4/6 (2), s 1/6 (3); q on t1 only (3/3: the best macro, not ranked); one
+    # reject without a model. new: q on both tasks (rank 1), p 2, s 3, r on t1 only (not ranked); the
+    # gold of t2-0 moves A -> B for p (its A turns wrong: an input flip) and s (C: wrong both times)
+    fixed = {"t2-0": "B"}
+    old = _model_rows("p", {"t1": "110", "t2": "101"}) + _model_rows("r", {"t1": "111", "t2": "011"})
+    old += _model_rows("s", {"t1": "100", "t2": "000"}) + _model_rows("q", {"t1": "111"})
+    new = _model_rows("p", {"t1": "110", "t2": "101"}, fixed) + _model_rows("r", {"t1": "111"})
+    new += _model_rows("s", {"t1": "100", "t2": "000"}, fixed) + _model_rows("q", {"t1": "111", "t2": "111"})
+    a = _scored_output(tmp_path / "old", old, unattributed=1)
+    b = _scored_output(tmp_path / "new", new, unattributed=2)
+    forward = diff_runs(a, b, str(tmp_path / "fwd"))
+    m = forward.models.set_index("model")
+    assert list(forward.models["model"]) == ["q", "p", "s", "r"]  # no (unknown): never ranked nor listed
+    assert "(unknown)" not in forward.markdown
+    for side, run in (("old", a), ("new", b)):  # the ranks are each run's ranks.parquet and leaderboard's
+        ranks = pd.read_parquet(Path(run) / "accuracy" / "ranks.parquet").set_index("model")
+        board = (Path(run) / "accuracy" / "leaderboard.md").read_text().split("## Scored on fewer")[0]
+        for model in m.index:
+            shown = ranks.loc[model, "rank"] if ranks.loc[model, "ranked"] else None
+            assert (pd.isna(m.loc[model, f"rank_{side}"]) and shown is None) or m.loc[
+                model, f"rank_{side}"
+            ] == shown
+            assert (f"| {model} |" in board) == (shown is not None) and (
+                shown is None or f"| {shown} |" in board
+            )
+    assert (m.loc["p", "rank_move"], m.loc["s", "rank_move"]) == (0, 0)
+    assert (m.loc["q", "rank_note"], m.loc["r", "rank_note"]) == (
+        "ranked now",
+        "not ranked now (fewer tasks)",
+    )
+    assert m.loc["p", ["lost", "gained", "common"]].tolist() == [1, 0, 6] and str(m["lost"].dtype) == "int64"
+    assert "| 2 | = | p | 66.7 | 50.0 | 66.7 | 50.0 | -16.7 | 1 | 0 |" in forward.markdown  # integers (P1)
+    changes = forward.input_changes
+    assert dict(zip(changes["record_id"], changes["flipped"], strict=True)) == {
+        "t2-0-p": True,
+        "t2-0-s": False,
+    }
+    assert "| t2-0-p | input | A | A | A → B | right->wrong |" in forward.markdown
+    assert "| s | t2 | t2-0-s | correct_answer | A → B | wrong->wrong |" in forward.markdown
+    assert "Inputs changed: 2 records (correct_answer: 2)" in forward.markdown
+    written = pd.read_parquet(tmp_path / "fwd" / "diff" / "input_changes.parquet")
+    assert written[["correct_answer_old", "correct_answer_new"]].values.tolist() == [["A", "B"], ["A", "B"]]
+    backward = diff_runs(b, a, str(tmp_path / "back"))
+    back = backward.models.set_index("model")
+    assert list(backward.models["model"]) == ["r", "p", "s", "q"]
+    assert (back.loc["q", "rank_note"], back.loc["r", "rank_note"]) == (
+        "not ranked now (fewer tasks)",
+        "ranked now",
+    )
+    assert "| 1 | ranked now | r |" in backward.markdown and "B → A" in backward.markdown
+    assert len(backward.input_changes) == 2
+
+
+def test_a_model_ranked_in_one_run_only_has_no_move(tmp_path):
+    # old: x (2/2 on both tasks), y (1/2 on both), z on t1 only; new: z on both (best), y on t1 only
+    old = _model_rows("x", {"t1": "11", "t2": "11"}) + _model_rows("y", {"t1": "10", "t2": "10"})
+    old += _model_rows("z", {"t1": "11"})
+    new = _model_rows("x", {"t1": "11", "t2": "10"}) + _model_rows("y", {"t1": "10"})
+    new += _model_rows("z", {"t1": "11", "t2": "11"}) + _model_rows("w", {"t1": "00", "t2": "00"})
+    result = diff_runs(_scored_output(tmp_path / "o", old, 1), _scored_output(tmp_path / "n", new, 1))
+    m = result.models.set_index("model")
+    assert list(result.models["model"]) == ["z", "x", "w", "y"]  # ranked in new by rank, then the rest
+    assert (m.loc["z", "rank_new"], m.loc["x", "rank_old"], m.loc["x", "rank_new"]) == (1, 1, 2)
+    assert (
+        m.loc["x", "rank_move"] == -1
+        and pd.isna(m.loc["z", "rank_move"])
+        and pd.isna(m.loc["y", "rank_move"])
+    )
+    assert pd.isna(m.loc["z", "rank_old"]) and pd.isna(m.loc["y", "rank_new"])  # not ranked there
+    assert (m.loc["z", "rank_note"], m.loc["y", "rank_note"], m.loc["w", "rank_note"]) == (
+        "ranked now",
+        "not ranked now (fewer tasks)",
+        "new",
+    )
+    md = result.markdown
+    assert "| 1 | ranked now | z |" in md and "| 2 | ↓1 | x |" in md and "| 3 | new | w |" in md
+    not_ranked = md.split("### Not ranked in the new run")[1]
+    assert "| not ranked now (fewer tasks) | y |" in not_ranked
+    assert "| new | w | – | 0.0 | – | – | – | – | – | – |" in md  # a new model: "–", not 0.0 (P1)

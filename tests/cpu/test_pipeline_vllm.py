@@ -21,6 +21,7 @@ from xfinder_ray.prompts import render_prompt
 from xfinder_ray.records import FIELDS, NO_VALID_ANSWER, parse_answer_range, validate
 from xfinder_ray.sample_data import read_sample
 from xfinder_ray.stages.route import ROUTED_BY
+from xfinder_ray.verifiers import parse_verdict
 
 pytestmark = [pytest.mark.ray, pytest.mark.vllm, pytest.mark.slow]
 
@@ -114,7 +115,16 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
     )
     table = pa.Table.from_pylist([{k: r[k] for k in FIELDS} for r in [*picked, bad, *new, think]])
     pq.write_table(table, tmp_path / "in2.parquet")
-    cfg2 = config("in2")
+    # With a second opinion (issue #23): a verifier (SmolLM2 standing in) judges the rows where xFinder
+    # and rules disagree. Two replica pools on this 2-CPU Ray instance: half a CPU each.
+    cfg2 = config(
+        "in2",
+        "second_opinion.checkpoint=xVerify-0.5B-I",
+        f"second_opinion.model_source={smollm2_model}",
+        "second_opinion.max_tokens=6",
+        "second_opinion.max_model_len=2048",
+        "xfinder.cpus_per_replica=0.5",
+    )
     assert cfg2.xfinder.reasoning == "final" and ":training:final:" in m["extractor"]
     m2 = run(cfg2).manifest
     assert m2["counts"] == {"input": 12, "judged": 11, "rejected": 1}
@@ -136,3 +146,28 @@ def test_xfinder_end_to_end_with_real_engine(ray_local, smollm2_model, tmp_path)
     plain, reasoned = j2.loc[picked[2]["record_id"]], j2.loc["new-think"]
     assert reasoned["prompt_tokens"] == plain["prompt_tokens"]  # the thought never reached the engine
     assert reasoned["cache_hit"] == hit and (reasoned["raw_output"] == plain["raw_output"] or not hit)
+
+    # The second opinion: asked exactly where xFinder's judgment and rules' differ; its verdict (or
+    # none: SmolLM2 is no verifier) recorded; the judgment is its verdict where it gave one; xFinder's
+    # outputs are back in place (the cache assertions above read them).
+    so = m2["second_opinion"]
+    assert so["judge"].startswith("verifier:xVerify-0.5B-I@") and so["decides"] is True
+    assert j2["rules_judgment"].notna().all()  # no router: xFinder judged every valid row
+    asked = j2["first_judgment"].notna()
+    xfinder_said = j2["first_judgment"].where(asked, j2["judgment"])  # xFinder's own judgment per row
+    assert so["asked"] == int(asked.sum()) == int((xfinder_said != j2["rules_judgment"]).sum())
+    for rid, row in j2.iterrows():
+        if not asked[rid]:
+            assert row["judgment"] == row["rules_judgment"] and pd.isna(row["second_judge"])
+            continue
+        assert row["first_judgment"] != row["rules_judgment"] and row["second_judge"] == so["judge"]
+        assert isinstance(row["second_raw_output"], str)
+        verdict = parse_verdict("xVerify-0.5B-I", row["second_raw_output"])
+        if verdict.parsed:
+            assert row["second_judgment"] == (verdict.verdict == "correct") == row["judgment"]
+        else:
+            assert pd.isna(row["second_judgment"]) and row["judgment"] == row["first_judgment"]
+    assert so["answered"] == int(j2["second_judgment"].notna().sum())
+    assert so["overturned"] == int(
+        (j2["second_judgment"].notna() & (j2["judgment"] != j2["first_judgment"])).sum()
+    )

@@ -187,3 +187,72 @@ def test_the_probe_sees_a_broken_figure(chromium, tmp_path):
     (page.parent / "figures" / "heatmap.png").write_bytes(b"not a png")
     broken = [i for i in probe(chromium, page)["imgs"] if i["w"] == 0]
     assert [i["src"] for i in broken] == ["figures/heatmap.png"]
+
+
+def scored_run(tmp_path: Path) -> Path:
+    """A run folder whose accuracy/ the job's own functions wrote (no Ray): a and b tie (3 of 4 on
+    each task, rules unsure of a's), c is on one task only, d last; a broken line has no model."""
+    import pyarrow.parquet as pq
+
+    from xfinder_ray.stages.aggregate import (
+        build_tables,
+        compare_models,
+        count_outcomes,
+        question_key,
+        write_tables,
+    )
+    from xfinder_ray.stages.write import JUDGMENT_SCHEMA, REJECT_SCHEMA, _table
+
+    def row(m, t, q, right, tier):
+        return dict(record_id=f"{m}{t}{q}", model=m, task=t, question_key=question_key(t, f"q{q}"),
+                    judgment=right, extracted_answer="A", confidence=tier)  # fmt: skip
+
+    js = [
+        row(m, t, q, q != 0, "unsure" if m == "a" else "certain")
+        for m in "ab"
+        for t in ("t1", "t2")
+        for q in range(4)
+    ]
+    js += [row("d", t, q, q == 0, "likely") for t in ("t1", "t2") for q in range(4)] + [
+        row("c", "t1", 0, True, None)
+    ]
+    run = tmp_path / "run"
+    for folder in ("judgments", "rejects"):
+        (run / folder).mkdir(parents=True)
+    pq.write_table(_table(pd.DataFrame(js), JUDGMENT_SCHEMA), run / "judgments" / "part-0.parquet")
+    broken = pd.DataFrame([{"reason": "not valid JSON (x)", "stage": "read"}])
+    pq.write_table(_table(broken, REJECT_SCHEMA), run / "rejects" / "part-0.parquet")
+    outcomes = count_outcomes(resolve(str(run / "judgments")), resolve(str(run / "rejects")))
+    by_task, by_model = build_tables(outcomes)
+    comparison = compare_models(outcomes, by_model, resamples=50)
+    write_tables(resolve(str(run / "accuracy")), by_task, by_model, "rules:rules-2", comparison)
+    note = "xFinder checkpoint not found at '<here>'; using the model-free `rules` extractor instead"
+    write_report(resolve(str(run)), by_task, by_model, "rules:rules-2", "math-verify", None, [note])
+    return run
+
+
+def test_report_ranks_as_the_leaderboard_does(tmp_path):
+    from xfinder_ray.report import heatmap_table, ranked_rows
+
+    run = scored_run(tmp_path)
+    page = (run / "report.html").read_text()
+    board = (run / "accuracy" / "leaderboard.md").read_text()
+    ranked, _, fewer = page.partition("<h2>Scored on fewer tasks</h2>")
+    cells = re.findall(r"<tr><td>(\d+=?)</td><td>[^<]*</td><td>[^<]*</td><td class='m'>([^<]+)</td>", ranked)
+    assert cells == [("1=", "a"), ("1=", "b"), ("3", "d")]
+    assert [re.search(rf"^\| (\d+=?) \|[^\n]*\| {m} \|", board, re.M).group(1) for _, m in cells] == [
+        "1=",
+        "1=",
+        "3",
+    ]
+    assert "<td class='m'>c</td>" in fewer.split("</table>")[0] and "<td>1/2</td>" in fewer
+    assert "(unknown)" not in page and "1 rejected without a readable model" in page
+    # the fallback says so, escaped, with the share of verdicts rules was unsure of (a's 8 of 25)
+    assert "&lt;here&gt;" in page and "<here>" not in page
+    assert "8 of 25 verdicts (32.0%) are unsure" in page
+    tiers = page.split("<h2>Rules' confidence</h2>")[1].split("</table>")[0]
+    assert "<td class='m'>a</td><td>8</td><td>0.0</td><td>0.0</td><td>100.0</td>" in tiers
+    rows = ranked_rows(resolve(str(run)), pd.read_parquet(run / "accuracy" / "by_model.parquet"))
+    by_task = pd.read_parquet(run / "accuracy" / "by_model_task.parquet")
+    assert list(heatmap_table(by_task, rows).columns) == ["t1", "t2"]  # no (unknown) column
+    assert list(rows["model"]) == ["a", "b", "d", "c"]

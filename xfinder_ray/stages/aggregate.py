@@ -15,7 +15,7 @@ import io
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -35,8 +35,8 @@ REJECT_POLICIES = ("wrong", "exclude")
 # Rejects caused by the model's response rather than the record: the judge stage's (extraction failed:
 # oversized or unreadable model output, engine errors, a verifier's output that is no verdict: all by
 # their stage), a response over the size bound or not valid
-# UTF-8, and a JSONL line over the line bound (in practice an over-long response; such a line has no
-# readable model, so it lands under "(unknown)" and is never scored).
+# UTF-8, and a JSONL line over the line bound (in practice an over-long response; the read stage takes
+# its model and task from the line's head, stages/read.py: head_fields).
 RESPONSE_REASONS = re.compile(
     r"^(extraction failed|field 'llm_output' is longer than|field 'llm_output' is not valid UTF-8|line longer than)"
 )
@@ -82,12 +82,15 @@ def reject_cause(stage: Any, reason: Any) -> str:
 @dataclass
 class Outcomes:
     """What aggregate counts: per (model, task) [judged, correct, no valid answer, rejected_record,
-    rejected_response] and the no valid answers by no_answer_reason, and per (model, task,
-    question_key) judged, correct, rejected_response."""
+    rejected_response], the no valid answers by no_answer_reason and the verdicts by `rules`'
+    confidence tier; per (model, task, question_key) judged, correct, rejected_response; and per
+    question its gold answers (GOLD_KEYS, with the records and one example), for the conflicts."""
 
     cells: dict[tuple[str, str], list[int]]
     items: pd.DataFrame
     no_answer: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
+    confidence: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
+    golds: pd.DataFrame | None = None
 
 
 def _files(loc: Location | None) -> list[str]:
@@ -102,6 +105,41 @@ def _compact(parts: list[pa.Table]) -> list[pa.Table]:
         return parts
     grouped = pa.concat_tables(parts).group_by(ITEM_KEYS).aggregate([(c, "sum") for c in ITEM_COUNTS])
     return [grouped.rename_columns([c.removesuffix("_sum") for c in grouped.column_names])]
+
+
+GOLD_KEYS = ["task", "question_key", "key_answer_type", "correct_answer"]
+EXAMPLE_SEP = "\x1f"  # model <sep> record_id in one string, so one `min` picks both from the same row
+
+
+class _GoldCounter:
+    """Per (task, question_key, key_answer_type, correct_answer): records and an example (the
+    smallest model/record_id); one row per question and gold, however many models answered it."""
+
+    def __init__(self) -> None:
+        self.parts: list[pa.Table] = []
+        self.rows = 0
+
+    def add(self, table: pa.Table) -> None:
+        table = table.filter(pc.is_valid(table["question_key"]))
+        example = pc.binary_join_element_wise(table["model"], table["record_id"], EXAMPLE_SEP)
+        part = table.select(GOLD_KEYS).append_column("example", example)
+        self.parts.append(
+            self._group(part.append_column("records", pa.array([1] * part.num_rows, pa.int64())))
+        )
+        self.rows += self.parts[-1].num_rows
+        if self.rows >= COMPACT_ROWS and len(self.parts) > 1:
+            self.parts = [self._group(pa.concat_tables(self.parts))]
+            self.rows = self.parts[0].num_rows
+
+    @staticmethod
+    def _group(t: pa.Table) -> pa.Table:
+        g = t.group_by(GOLD_KEYS).aggregate([("records", "sum"), ("example", "min")])
+        return g.rename_columns([c.removesuffix("_sum").removesuffix("_min") for c in g.column_names])
+
+    def frame(self) -> pd.DataFrame:
+        if not self.parts:
+            return pd.DataFrame(columns=[*GOLD_KEYS, "records", "example"])
+        return self._group(pa.concat_tables(self.parts)).to_pandas()
 
 
 class _ItemCounter:
@@ -138,24 +176,34 @@ def count_outcomes(
     outputs, the import's rejects (_imported/_import/: samples that never became a record), so a task
     scored on 1 of its 3 samples says so. The import's rejects are classed by reason like the job's."""
     outcomes = Outcomes(defaultdict(lambda: [0, 0, 0, 0, 0]), pd.DataFrame())
-    items = _ItemCounter()
-    _count_judgments(judgments, outcomes, items)
+    items, golds = _ItemCounter(), _GoldCounter()
+    _count_judgments(judgments, outcomes, items, golds)
     _count_rejects(rejects, outcomes, items)
     _count_rejects(import_rejects, outcomes, items)
-    return Outcomes(dict(outcomes.cells), items.frame(), outcomes.no_answer)
+    return Outcomes(
+        dict(outcomes.cells), items.frame(), outcomes.no_answer, outcomes.confidence, golds.frame()
+    )
 
 
-def _count_judgments(judgments: Location, outcomes: Outcomes, items: _ItemCounter) -> None:
+JUDGMENT_COLUMNS = (
+    "record_id", "model", "task", "question_key", "key_answer_type", "correct_answer", "extracted_answer",
+    "no_answer_reason", "confidence",
+)  # fmt: skip
+
+
+def _count_judgments(
+    judgments: Location, outcomes: Outcomes, items: _ItemCounter, golds: _GoldCounter
+) -> None:
     files = _files(judgments)
     if not files:
         return
-    schema = pa.schema(
-        [(c, pa.string()) for c in ("model", "task", "question_key", "extracted_answer", "no_answer_reason")]
-        + [("judgment", pa.bool_())]
-    )  # judgments written before question_key (no_answer_reason) existed read it as null
+    schema = pa.schema([(c, pa.string()) for c in JUDGMENT_COLUMNS] + [("judgment", pa.bool_())])
+    # judgments written before question_key (no_answer_reason, confidence) existed read it as null
     dataset = pads.dataset(files, format="parquet", filesystem=judgments.fs, schema=schema)
     for batch in dataset.to_batches(columns=schema.names):
         table = pa.Table.from_batches([batch])
+        golds.add(table)
+        _count_tiers(table, outcomes.confidence)
         nva = pc.fill_null(pc.equal(table["extracted_answer"], NO_VALID_ANSWER), False)
         table = table.append_column("nva", nva)
         grouped = table.group_by(["model", "task"]).aggregate(
@@ -178,6 +226,19 @@ def _count_judgments(judgments: Location, outcomes: Outcomes, items: _ItemCounte
             per_item.schema.get_field_index("correct"), "correct", pc.cast(per_item["correct"], pa.int64())
         )
         items.add(per_item.append_column("rejected_response", pa.array([0] * per_item.num_rows, pa.int64())))
+
+
+def _count_tiers(table: pa.Table, into: dict[tuple[str, str], dict[str, int]]) -> None:
+    """Judged rows per (model, task, confidence tier); rows without a tier (a model's) are not counted."""
+    tiered = table.filter(pc.is_valid(table["confidence"]))
+    if not tiered.num_rows:
+        return
+    grouped = tiered.group_by(["model", "task", "confidence"]).aggregate([("confidence", "count")])
+    for m, t, tier, k in zip(
+        *(grouped[c].to_pylist() for c in ("model", "task", "confidence", "confidence_count")), strict=True
+    ):
+        cell = into.setdefault((m, t), {})
+        cell[tier] = cell.get(tier, 0) + k
 
 
 def _count_reasons(nva: pa.Table, into: dict[tuple[str, str], dict[str, int]]) -> None:
@@ -267,12 +328,22 @@ def _shares(counts: dict[str, int], reasons: list[str], judged: int) -> dict[str
     return {NO_ANSWER_PREFIX + r: counts.get(r, 0) / judged if judged else float("nan") for r in reasons}
 
 
+TIERS = ("certain", "likely", "unsure")  # rules' confidence tiers (extractors/rules: Extraction)
+TIER_PREFIX = "rules_"  # + a tier: the share of the judged records `rules` read at that tier
+RANK_DIGITS = 12  # macro accuracies equal to this many digits are a tie (the same share, summed apart)
+
+
+def _tier_shares(counts: dict[str, int], judged: int) -> dict[str, float]:
+    return {TIER_PREFIX + t: counts.get(t, 0) / judged if judged else float("nan") for t in TIERS}
+
+
 def build_tables(outcomes: Outcomes, rejects: str = "wrong") -> tuple[pd.DataFrame, pd.DataFrame]:
     """by_model_task and by_model. `n` is the records in the accuracy (judged, plus response-caused
     rejects under `rejects=wrong`); input = judged + rejected in every row; no_valid_answer_rate is
-    over the judged records, and split by reason in the no_answer_<reason> columns (they sum to it).
-    by_model: `tasks` scored (n > 0), `coverage` = tasks / all tasks scored
-    for any model; sorted by macro accuracy."""
+    over the judged records, and split by reason in the no_answer_<reason> columns (they sum to it);
+    rules_<tier>: the share of the judged records `rules` (or the router) read at that confidence tier
+    (a model's verdicts have none). by_model: `tasks` scored (n > 0), `coverage` = tasks / all tasks
+    scored for any model, `rank` and `ranked` (rank_models); ranked models first, in rank order."""
     if rejects not in REJECT_POLICIES:
         raise ValueError(f"rejects must be one of {REJECT_POLICIES}, got {rejects!r}")
     reasons = no_answer_reasons(outcomes)
@@ -295,53 +366,95 @@ def build_tables(outcomes: Outcomes, rejects: str = "wrong") -> tuple[pd.DataFra
                 no_valid_answer_rate=nva / judged if judged else float("nan"),
                 ci95_low=lo,
                 ci95_high=hi,
+                **_tier_shares(outcomes.confidence.get((model, task), {}), judged),
                 **_shares(outcomes.no_answer.get((model, task), {}), reasons, judged),
             )
         )
-    share_columns = [NO_ANSWER_PREFIX + r for r in reasons]
+    share_columns = [TIER_PREFIX + t for t in TIERS] + [NO_ANSWER_PREFIX + r for r in reasons]
     by_task = pd.DataFrame(rows, columns=TASK_COLUMNS + share_columns)
     all_tasks = {r["task"] for r in rows if r["n"] > 0}
-    model_rows = []
-    for model, g in by_task.groupby("model", sort=True):
-        n, correct, judged = int(g["n"].sum()), int(g["correct"].sum()), int(g["judged"].sum())
-        nva = float((g["no_valid_answer_rate"].fillna(0) * g["judged"]).sum())
-        scored_tasks = g[g["n"] > 0]
-        lo, hi = wilson(correct, n)
-        model_rows.append(
-            dict(
-                model=model,
-                tasks=len(scored_tasks),
-                coverage=len(scored_tasks) / len(all_tasks) if all_tasks else 0.0,
-                input=int(g["input"].sum()),
-                judged=judged,
-                rejected=int(g["rejected"].sum()),
-                rejected_record=int(g["rejected_record"].sum()),
-                rejected_response=int(g["rejected_response"].sum()),
-                n=n,
-                correct=correct,
-                accuracy_micro=correct / n if n else float("nan"),
-                accuracy_macro=float(scored_tasks["accuracy"].mean()) if len(scored_tasks) else float("nan"),
-                no_valid_answer_rate=round(nva) / judged if judged else float("nan"),
-                ci95_low=lo,
-                ci95_high=hi,
-                **{
-                    c: round(float((g[c].fillna(0) * g["judged"]).sum())) / judged if judged else float("nan")
-                    for c in share_columns
-                },
-            )
-        )
-    by_model = pd.DataFrame(model_rows, columns=MODEL_COLUMNS + share_columns)
-    by_model = by_model.sort_values(
-        ["accuracy_macro", "model"], ascending=[False, True], na_position="last"
-    ).reset_index(drop=True)
+    model_rows = [
+        _model_row(model, g, len(all_tasks), share_columns) for model, g in by_task.groupby("model")
+    ]
+    by_model = rank_models(pd.DataFrame(model_rows, columns=MODEL_COLUMNS + share_columns))
     return by_task, by_model
 
 
+def _model_row(model: str, g: pd.DataFrame, n_tasks: int, share_columns: list[str]) -> dict[str, Any]:
+    """One model's by_model row from its by_model_task rows; shares of judged records re-weighted."""
+    n, correct, judged = int(g["n"].sum()), int(g["correct"].sum()), int(g["judged"].sum())
+    nva = float((g["no_valid_answer_rate"].fillna(0) * g["judged"]).sum())
+    scored_tasks = g[g["n"] > 0]
+    lo, hi = wilson(correct, n)
+    return dict(
+        model=model,
+        tasks=len(scored_tasks),
+        coverage=len(scored_tasks) / n_tasks if n_tasks else 0.0,
+        input=int(g["input"].sum()),
+        judged=judged,
+        rejected=int(g["rejected"].sum()),
+        rejected_record=int(g["rejected_record"].sum()),
+        rejected_response=int(g["rejected_response"].sum()),
+        n=n,
+        correct=correct,
+        accuracy_micro=correct / n if n else float("nan"),
+        accuracy_macro=float(scored_tasks["accuracy"].mean()) if len(scored_tasks) else float("nan"),
+        no_valid_answer_rate=round(nva) / judged if judged else float("nan"),
+        ci95_low=lo,
+        ci95_high=hi,
+        **{
+            c: round(float((g[c].fillna(0) * g["judged"]).sum())) / judged if judged else float("nan")
+            for c in share_columns
+        },
+    )
+
+
+def rank_models(by_model: pd.DataFrame) -> pd.DataFrame:
+    """by_model with `ranked` and `rank` (after `model`), ranked models first in rank order, then the
+    models scored on fewer tasks by macro, then (unknown). Ranked: a model (not (unknown)) scored on
+    every task (coverage 1; a table without coverage / n counts as complete): a macro over fewer (maybe
+    easier) tasks is not comparable. Rank: 1 + the ranked models with a higher macro accuracy, so equal
+    macros share a rank (as the bootstrap's ranks do: significance.ranks_of); null when not ranked."""
+    df = by_model.drop(columns=[c for c in ("rank", "ranked") if c in by_model]).reset_index(drop=True)
+    coverage = df["coverage"] if "coverage" in df else pd.Series(1.0, index=df.index)
+    scored_n = df["n"] if "n" in df else pd.Series(1, index=df.index)  # a bare table (old outputs)
+    ranked = (df["model"] != UNKNOWN) & (scored_n > 0) & (coverage >= 1.0) & df["accuracy_macro"].notna()
+    macro = df["accuracy_macro"].astype(float).round(RANK_DIGITS)
+    points = macro[ranked].to_numpy()
+    rank = [int((points > m).sum()) + 1 if r else None for m, r in zip(macro, ranked, strict=True)]
+    df.insert(1, "rank", pd.array(rank, dtype="Int64"))
+    df.insert(2, "ranked", ranked.to_numpy(dtype=bool))
+    group = np.where(ranked, 0, np.where(df["model"] == UNKNOWN, 2, 1))
+    order = df.assign(_g=group, _m=-macro.fillna(-1.0))
+    order = order.sort_values(["_g", "_m", "model"], kind="stable")
+    return df.loc[order.index].reset_index(drop=True)
+
+
 def ranked_models(by_model: pd.DataFrame) -> list[str]:
-    """The models the leaderboard ranks, best first: scored on every task (coverage 1). A model scored
-    on fewer tasks is listed apart: a macro over fewer (maybe easier) tasks is not comparable."""
-    keep = (by_model["model"] != UNKNOWN) & (by_model["n"] > 0) & (by_model["coverage"] >= 1.0)
-    return list(by_model.loc[keep, "model"])
+    """The models the leaderboard ranks, best first (rank_models)."""
+    df = by_model if "ranked" in by_model else rank_models(by_model)
+    return list(df.loc[df["ranked"], "model"])
+
+
+def tied(by_model: pd.DataFrame) -> set[str]:
+    """The ranked models that share their rank with another."""
+    df = by_model if "ranked" in by_model else rank_models(by_model)
+    ranks = df.loc[df["ranked"], ["model", "rank"]]
+    return set(ranks.loc[ranks["rank"].duplicated(keep=False), "model"])
+
+
+def rank_label(rank: Any, tie: bool) -> str:
+    """A rank as shown: `1`, `1=` when shared, `–` when not ranked."""
+    return "–" if rank is None or pd.isna(rank) else f"{int(rank)}{'=' if tie else ''}"
+
+
+CONFLICT_COLUMNS = [*GOLD_KEYS, "records", "example_model", "example_record_id"]
+
+
+def _no_conflicts() -> pd.DataFrame:
+    return pd.DataFrame(
+        {c: pd.Series(dtype="int64" if c == "records" else "string") for c in CONFLICT_COLUMNS}
+    )
 
 
 @dataclass
@@ -350,6 +463,48 @@ class Comparison:
     ranks: pd.DataFrame
     resamples: int
     seed: int
+    # questions (task, question_key) with more than one gold answer across records: one row per gold
+    conflicts: pd.DataFrame = field(default_factory=lambda: _no_conflicts())
+
+    @property
+    def notes(self) -> list[str]:
+        """One line on the conflicting gold answers, for the manifest and the CLI; [] when none."""
+        return conflict_notes(self.conflicts)
+
+
+def gold_conflicts(outcomes: Outcomes) -> pd.DataFrame:
+    """The questions (same task and question_key) whose records carry more than one gold answer
+    (correct_answer or key_answer_type): a data problem (a copy of the question fixed for some models
+    and not others), one row per (question, gold) with its records and an example model / record_id."""
+    golds = outcomes.golds
+    if golds is None or not len(golds):
+        return _no_conflicts()
+    variants = golds.groupby(["task", "question_key"], dropna=False)["records"].transform("size")
+    df = golds[variants > 1].copy()
+    example = df["example"].fillna("").str.split(EXAMPLE_SEP, n=1, expand=True).reindex(columns=[0, 1])
+    df["example_model"], df["example_record_id"] = example[0], example[1]
+    df["records"] = df["records"].astype("int64")
+    df = df.sort_values(
+        ["task", "question_key", "records", "correct_answer"], ascending=[True, True, False, True]
+    )
+    return df[CONFLICT_COLUMNS].reset_index(drop=True)
+
+
+def conflict_notes(conflicts: pd.DataFrame) -> list[str]:
+    if not len(conflicts):
+        return []
+    questions = conflicts.groupby(["task", "question_key"], sort=False)
+    (task, key), first = next(iter(questions))
+    golds = "; ".join(
+        f"{r.correct_answer!r} ({r.key_answer_type}) in {r.records} record(s), e.g. {r.example_record_id} "
+        f"of {r.example_model}"
+        for r in first.itertuples()
+    )
+    n = questions.ngroups
+    return [
+        f"{n} question(s) have different gold answers across records (accuracy/conflicts.parquet); left "
+        f"out of the paired tests (≈, pairwise.parquet), still in accuracy. E.g. {task} question {key}: {golds}"
+    ]
 
 
 def item_matrix(outcomes: Outcomes, models: list[str], rejects: str) -> sig.Items:
@@ -382,9 +537,23 @@ def compare_models(
     outcomes: Outcomes, by_model: pd.DataFrame, rejects: str = "wrong", resamples: int = 1000, seed: int = 0
 ) -> Comparison:
     """pairwise: every pair of models (in by_model's order), exact McNemar on the questions both
-    answered, raw and Holm-adjusted p. ranks: the ranked models' point rank and 95% bootstrap rank
-    interval over questions (`resamples` seeded resamples); models scored on fewer tasks: ranked=False."""
+    answered, raw and Holm-adjusted p, leaving out the questions with conflicting gold answers (their
+    verdicts do not compare: one model was judged against another gold). ranks: rank and ranked from
+    by_model (rank_models), and the ranked models' 95% bootstrap rank interval over questions
+    (`resamples` seeded resamples, every question, like the accuracy)."""
+    by_model = by_model if "ranked" in by_model else rank_models(by_model)
     models = [m for m in by_model["model"] if m != UNKNOWN]
+    conflicts = gold_conflicts(outcomes)
+    paired = outcomes
+    if len(conflicts):
+        bad = pd.MultiIndex.from_frame(conflicts[["task", "question_key"]].drop_duplicates())
+        keys = pd.MultiIndex.from_frame(outcomes.items[["task", "question_key"]])
+        paired = replace(outcomes, items=outcomes.items[~keys.isin(bad)])
+    ranks = _ranks(outcomes, by_model, rejects, resamples, seed)
+    return Comparison(_pairwise(paired, models, rejects), ranks, resamples, seed, conflicts)
+
+
+def _pairwise(outcomes: Outcomes, models: list[str], rejects: str) -> pd.DataFrame:
     answered, right = sig.item_outcomes(item_matrix(outcomes, models, rejects))
     pairs = []
     for a in range(len(models)):
@@ -406,6 +575,12 @@ def compare_models(
     pairwise["p_holm"] = sig.holm(pairwise["p_value"].to_numpy(dtype=float))
     pairwise["significant"] = pairwise["p_holm"] < sig.ALPHA
     pairwise["test"] = "mcnemar-exact"
+    return pairwise
+
+
+def _ranks(
+    outcomes: Outcomes, by_model: pd.DataFrame, rejects: str, resamples: int, seed: int
+) -> pd.DataFrame:
     ranked = ranked_models(by_model)
     lows: dict[str, int] = {}
     highs: dict[str, int] = {}
@@ -413,24 +588,23 @@ def compare_models(
         sub = item_matrix(outcomes, ranked, rejects)
         lo, hi = sig.rank_interval(sig.bootstrap_ranks(sub, resamples, seed))
         lows, highs = dict(zip(ranked, lo.tolist(), strict=True)), dict(zip(ranked, hi.tolist(), strict=True))
-    macro = dict(zip(by_model["model"], by_model["accuracy_macro"], strict=True))
-    rank_rows = [
-        dict(
-            model=m,
-            ranked=m in ranked,
-            rank=ranked.index(m) + 1 if m in ranked else None,
-            rank_low=lows.get(m),
-            rank_high=highs.get(m),
-            accuracy_macro=macro[m],
-            resamples=resamples,
-            seed=seed,
-        )
-        for m in models
-    ]
-    ranks = pd.DataFrame(rank_rows, columns=RANK_COLUMNS)
+    rows = by_model[by_model["model"] != UNKNOWN]
+    ranks = pd.DataFrame(
+        {
+            "model": rows["model"],
+            "ranked": rows["ranked"].astype(bool),
+            "rank": rows["rank"],
+            "rank_low": [lows.get(m) for m in rows["model"]],
+            "rank_high": [highs.get(m) for m in rows["model"]],
+            "accuracy_macro": rows["accuracy_macro"],
+            "resamples": resamples,
+            "seed": seed,
+        },
+        columns=RANK_COLUMNS,
+    ).reset_index(drop=True)
     for c in ("rank", "rank_low", "rank_high"):
         ranks[c] = ranks[c].astype("Int64")
-    return Comparison(pairwise, ranks, resamples, seed)
+    return ranks
 
 
 def md_cell(text: str) -> str:
@@ -458,6 +632,7 @@ def leaderboard_markdown(
     if "source_accuracy" in by_task:
         src = {(r.model, r.task): r.source_accuracy for r in by_task.itertuples() if r.source_n > 0}
     fw = "source_accuracy_macro" in by_model
+    by_model = by_model if "ranked" in by_model else rank_models(by_model)
     lines = _leaderboard_head(extractor, len(tasks), rejects, comparison, bool(src))
     p_holm: dict[frozenset[str], float] = {}
     if comparison is not None:
@@ -491,16 +666,24 @@ def leaderboard_markdown(
             else "No records were scored, so no model is ranked (see rejects/ and the reasons printed)."
         )
     above = None
-    for i, r in enumerate((r for r in by_model.itertuples() if r.model in ranked), 1):
+    ties = tied(by_model)
+    for r in (r for r in by_model.itertuples() if r.model in ranked):
         interval = "–"
         if ranks is not None and not pd.isna(ranks.loc[r.model, "rank_low"]):
             interval = f"{ranks.loc[r.model, 'rank_low']}–{ranks.loc[r.model, 'rank_high']}"
         close = above is not None and p_holm.get(frozenset((above, r.model)), 0.0) >= sig.ALPHA
-        lines.append("| " + " | ".join([str(i), interval, "≈" if close else "", *common(r)]) + " |")
+        rank = rank_label(r.rank, r.model in ties)
+        lines.append("| " + " | ".join([rank, interval, "≈" if close else "", *common(r)]) + " |")
         above = r.model
     fewer = [r for r in by_model.itertuples() if r.model not in ranked and r.model != UNKNOWN]
     lines += _listed_apart([common(r) for r in fewer], tail, len(tasks), by_model, bool(ranked))
-    lines += no_answer_markdown(by_model)
+    if ties:
+        lines.append(
+            "\nA rank with `=` (`1=`) is shared: the same macro accuracy (such models are listed by name)."
+        )
+    lines += tiers_markdown(by_model) + no_answer_markdown(by_model)
+    if comparison is not None:
+        lines += conflicts_markdown(comparison.conflicts)
     return "\n".join(lines) + "\n"
 
 
@@ -602,6 +785,64 @@ def no_answer_markdown(by_model: pd.DataFrame) -> list[str]:
     return lines
 
 
+def tiers_by_model(by_model: pd.DataFrame) -> list[tuple[str, int, dict[str, float]]]:
+    """(model, judged, {tier: share of judged}) per model with judged records and a rules_<tier>
+    column, in by_model's order; [] when no verdict has a tier (a model extractor judged them all)."""
+    if not all(TIER_PREFIX + t in by_model for t in TIERS):
+        return []
+    out = []
+    for r in by_model.to_dict("records"):
+        if r["model"] == UNKNOWN or not r["judged"]:
+            continue
+        out.append((r["model"], int(r["judged"]), {t: float(r[TIER_PREFIX + t]) for t in TIERS}))
+    return out if any(sum(shares.values()) > 0 for *_, shares in out) else []
+
+
+def tiers_markdown(by_model: pd.DataFrame) -> list[str]:
+    """leaderboard.md's "Rules' confidence" section: per model, the share of its judged records that
+    `rules` read at each tier; `unsure` is a guess worth a look (docs/rules.md)."""
+    rows = tiers_by_model(by_model)
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Rules' confidence",
+        "",
+        "Share of each model's judged records whose answer the model-free `rules` read as certain / likely / "
+        "unsure (`confidence` in judgments/; a model extractor's verdicts have no tier). An `unsure` "
+        "answer is rules' best guess: check those first (docs/rules.md).",
+        "",
+    ]
+    for model, judged, shares in rows:
+        tiers = " / ".join(_pct(shares[t]) for t in TIERS)
+        lines.append(f"- {md_cell(model)}: {tiers}% certain / likely / unsure of {judged} judged")
+    return lines
+
+
+def conflicts_markdown(conflicts: pd.DataFrame) -> list[str]:
+    """leaderboard.md's "Conflicting gold answers" section (accuracy/conflicts.parquet), or []."""
+    if not len(conflicts):
+        return []
+    n = conflicts.groupby(["task", "question_key"]).ngroups
+    lines = [
+        "",
+        "## Conflicting gold answers",
+        "",
+        f"{n} question(s) carry different gold answers in different records (a data problem: fix the "
+        "input). They count in accuracy as given and are left out of the paired tests (≈). All in "
+        "accuracy/conflicts.parquet; the first:",
+        "",
+        "| task | question_key | gold | type | records | e.g. |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in conflicts.head(10).itertuples():
+        lines.append(
+            f"| {md_cell(r.task)} | {r.question_key} | {md_cell(r.correct_answer)} | {r.key_answer_type} | "
+            f"{r.records} | {md_cell(r.example_record_id)} ({md_cell(r.example_model)}) |"
+        )
+    return lines
+
+
 def write_table(loc: Location, name: str, df: pd.DataFrame, csv: bool = True) -> None:
     """A small driver-side table: <loc>/<name>.parquet (and .csv), each written whole (local: temp +
     rename; S3: one PUT)."""
@@ -621,14 +862,15 @@ def write_tables(
     comparison: Comparison | None = None,
     rejects: str = "wrong",
 ) -> str:
-    """by_model_task and by_model (.parquet, .csv), pairwise.parquet and ranks.parquet (with a
-    comparison), leaderboard.md; returns the leaderboard."""
+    """by_model_task and by_model (.parquet, .csv), pairwise.parquet, ranks.parquet and conflicts.parquet
+    (with a comparison), leaderboard.md; returns the leaderboard."""
     accuracy.fs.create_dir(accuracy.path, recursive=True)
     for name, df in (("by_model_task", by_task), ("by_model", by_model)):
         write_table(accuracy, name, df)
     if comparison is not None:
         write_table(accuracy, "pairwise", comparison.pairwise, csv=False)
         write_table(accuracy, "ranks", comparison.ranks, csv=False)
+        write_table(accuracy, "conflicts", comparison.conflicts, csv=False)
     board = leaderboard_markdown(by_task, by_model, extractor, comparison, rejects)
     write_bytes_atomic(accuracy.join("leaderboard.md"), board.encode())
     return board

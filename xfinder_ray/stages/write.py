@@ -51,6 +51,13 @@ JUDGMENT_SCHEMA = pa.schema(
         ("source_row", pa.int64()),
         # a verifier judge's verdict: the log-probability of its output (the verdict tokens); else null
         ("verdict_logprob", pa.float64()),
+        # second_opinion (stages/second_opinion.py): rules' judgment of each row a model judged; on a
+        # disagreement, the first model's judgment, the second judge's verdict, identity and output
+        ("rules_judgment", pa.bool_()),
+        ("first_judgment", pa.bool_()),
+        ("second_judgment", pa.bool_()),
+        ("second_judge", pa.string()),
+        ("second_raw_output", pa.string()),
     ]
 )
 REJECT_SCHEMA = pa.schema(

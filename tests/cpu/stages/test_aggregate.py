@@ -153,15 +153,17 @@ def test_a_model_on_fewer_tasks_is_flagged_and_ranked_apart(tmp_path):
     js.append(judgment("c", "t1", 0, True))
     outcomes = outcomes_of(tmp_path, js, [])
     by_task, by_model = build_tables(outcomes)
-    assert by_model.iloc[0]["model"] == "c"  # by_model stays sorted by macro accuracy ...
+    # by_model is in leaderboard order: the ranked models first, then c (the best macro, unranked) ...
+    assert list(by_model["model"]) == ["a", "b", "c"] and list(by_model["ranked"]) == [True, True, False]
+    assert by_model.set_index("model").loc["c", "accuracy_macro"] == 1.0 and pd.isna(by_model.loc[2, "rank"])
     assert by_model.set_index("model").loc["c", "coverage"] == 0.5
     comparison = compare_models(outcomes, by_model, resamples=200, seed=1)
     ranks = comparison.ranks.set_index("model")
     assert not ranks.loc["c", "ranked"] and pd.isna(ranks.loc["c", "rank"])
-    assert sorted(ranks.loc[["a", "b"], "rank"]) == [1, 2]
+    assert sorted(ranks.loc[["a", "b"], "rank"]) == [1, 1]  # 20 of 30 each on both tasks: a tie
     board = leaderboard_markdown(by_task, by_model, "rules", comparison)
     ranked, fewer = board.split("## Scored on fewer tasks")
-    assert "| 1 |" in ranked and "| c |" not in ranked  # ... but the leaderboard ranks it apart
+    assert "| 1= |" in ranked and "| c |" not in ranked  # ... but the leaderboard ranks it apart
     assert "| c | 100.0 |" in fewer and "1/2" in fewer
 
 
@@ -400,3 +402,100 @@ def test_a_pipe_in_a_model_or_task_name_does_not_split_the_leaderboard_row():
     header_cells = len(table[0].replace("\\|", "").split("|"))
     assert all(len(line.replace("\\|", "").split("|")) == header_cells for line in table)
     assert "gsm8k\\|5" in table[0] and any("org\\|m" in line for line in table)
+
+
+# ---- #25: one ranking (ties, rank/ranked in by_model), rules' tiers, conflicting gold answers ----------
+
+
+def test_by_model_carries_the_ranking_with_ties_the_unranked_and_unknown_last(tmp_path):
+    # a and b: 3 of 4 right on each task (a tie); d: 1 of 4; c: one task only (unranked, best macro)
+    js = [judgment(m, t, q, q != 0) for m in "ab" for t in ("t1", "t2") for q in range(4)]
+    js += [judgment("d", t, q, q == 0) for t in ("t1", "t2") for q in range(4)]
+    js.append(judgment("c", "t1", 0, True))
+    outcomes = outcomes_of(tmp_path, js, [reject(None, None, None, "not valid JSON (x)", "read")])
+    by_task, by_model = build_tables(outcomes)
+    assert list(by_model["model"]) == ["a", "b", "d", "c", UNKNOWN]
+    assert by_model["rank"].tolist()[:3] == [1, 1, 3] and by_model["rank"].isna().tolist()[3:] == [True, True]
+    assert by_model["ranked"].tolist() == [True, True, True, False, False]
+    comparison = compare_models(outcomes, by_model, resamples=100, seed=0)
+    ranks = comparison.ranks.set_index("model")
+    assert UNKNOWN not in ranks.index and ranks.loc[["a", "b", "d"], "rank"].tolist() == [1, 1, 3]
+    board = leaderboard_markdown(by_task, by_model, "rules", comparison)
+    assert [
+        line.split(" | ")[0]
+        for line in board.splitlines()
+        if line.startswith("| 1") or line.startswith("| 3")
+    ] == [
+        "| 1=",
+        "| 1=",
+        "| 3",
+    ]
+    assert "A rank with `=` (`1=`) is shared" in board
+    by_task2, _ = build_tables(outcomes)
+    write_tables(resolve(str(tmp_path / "acc")), by_task2, by_model, "rules", comparison)
+    csv = pd.read_csv(tmp_path / "acc" / "by_model.csv")
+    assert list(csv.columns[:3]) == ["model", "rank", "ranked"] and csv["rank"].tolist()[:3] == [1, 1, 3]
+
+
+def test_rules_tiers_are_shares_of_the_judged_records(tmp_path):
+    def tiered(model, task, q, tier):
+        return {**judgment(model, task, q, True), "confidence": tier}
+
+    js = [tiered("a", "t1", 0, "certain"), tiered("a", "t1", 1, "unsure"), tiered("a", "t1", 2, "unsure")]
+    js += [tiered("a", "t2", 0, "likely"), tiered("a", "t2", 1, None)]  # None: a model's verdict
+    js += [tiered("b", t, q, None) for t in ("t1", "t2") for q in range(2)]
+    outcomes = outcomes_of(tmp_path, js, [])
+    assert outcomes.confidence == {("a", "t1"): {"certain": 1, "unsure": 2}, ("a", "t2"): {"likely": 1}}
+    by_task, by_model = build_tables(outcomes)
+    m = by_model.set_index("model")
+    assert (m.loc["a", "rules_certain"], m.loc["a", "rules_likely"], m.loc["a", "rules_unsure"]) == (
+        1 / 5,
+        1 / 5,
+        2 / 5,
+    )
+    assert by_task.set_index(["model", "task"]).loc[("a", "t1"), "rules_unsure"] == 2 / 3
+    assert (m.loc["b", ["rules_certain", "rules_likely", "rules_unsure"]] == 0).all()
+    board = leaderboard_markdown(by_task, by_model, "rules")
+    assert "- a: 20.0 / 20.0 / 40.0% certain / likely / unsure of 5 judged" in board
+    # a run judged wholly by a model: no tiers, no section
+    (tmp_path / "model").mkdir()
+    _, untiered = build_tables(outcomes_of(tmp_path / "model", [tiered("b", "t1", 0, None)], []))
+    assert "Rules' confidence" not in leaderboard_markdown(by_task, untiered, "xfinder:x")
+
+
+def test_a_question_with_two_gold_answers_is_reported_and_left_out_of_the_paired_tests(tmp_path):
+    # 10 questions; on q0 model a's copy says gold B, b's and c's say A: a's right answer there is no win
+    def graded(model, q, right, gold="A"):
+        return {
+            **judgment(model, "t1", q, right),
+            "correct_answer": gold,
+            "key_answer_type": "alphabet_option",
+        }
+
+    js = [graded("a", 0, True, gold="B")] + [graded("a", q, True) for q in range(1, 10)]
+    js += [graded("b", q, q != 0) for q in range(10)] + [graded("c", q, q != 0) for q in range(10)]
+    outcomes = outcomes_of(tmp_path, js, [])
+    by_task, by_model = build_tables(outcomes)
+    comparison = compare_models(outcomes, by_model, resamples=0)
+    conflicts = comparison.conflicts
+    assert conflicts[["correct_answer", "records", "example_model"]].values.tolist() == [
+        ["A", 2, "b"],
+        ["B", 1, "a"],
+    ]
+    assert set(conflicts["question_key"]) == {question_key("t1", "question 0")}
+    pair = comparison.pairwise.set_index(["model_a", "model_b"]).loc[("a", "b")]
+    assert (pair["questions"], pair["a_only"], pair["b_only"]) == (9, 0, 0)  # q0 left out
+    assert by_model.set_index("model").loc["a", "accuracy_micro"] == 1.0  # still in accuracy
+    (note,) = comparison.notes
+    assert note.startswith("1 question(s) have different gold answers") and "'B' (alphabet_option)" in note
+    board = write_tables(resolve(str(tmp_path / "acc")), by_task, by_model, "rules", comparison)
+    assert (
+        "## Conflicting gold answers" in board and "| t1 |" in board.split("## Conflicting gold answers")[1]
+    )
+    written = pd.read_parquet(tmp_path / "acc" / "conflicts.parquet")
+    assert len(written) == 2 and written["records"].tolist() == [2, 1]
+    # the same gold in every copy: nothing to report, an empty conflicts.parquet with its columns
+    (tmp_path / "clean").mkdir()
+    clean = outcomes_of(tmp_path / "clean", [graded("a", 0, True), graded("b", 0, False)], [])
+    _, clean_model = build_tables(clean)
+    assert compare_models(clean, clean_model, resamples=0).notes == []
