@@ -396,7 +396,7 @@ def test_a_committed_output_is_refused_before_ray_with_a_new_output_first_in_the
     out = tmp_path / "runs" / "week1"
     out.mkdir(parents=True)
     # last week's committed run: what the refusal looks at is its commit marker (a real run's is
-    # refused the same way after Ray starts: tests/cpu/test_resume.py)
+    # refused the same way by the job itself: tests/cpu/importers/test_importers.py)
     (out / "manifest.json").write_text('{"status": "committed"}')
     r, _ = score_cli(tmp_path, f"input={tmp_path / 'records.jsonl'}", f"output={out}", "extractor.name=rules")
     assert r.returncode == 1
