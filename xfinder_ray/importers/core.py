@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -39,6 +39,7 @@ from xfinder_ray.records import KEY_ANSWER_TYPES
 from xfinder_ray.storage import Location, exists, list_files, resolve, write_json_atomic
 
 log = logging.getLogger("xfinder_ray")
+F = TypeVar("F")
 
 RECORDS_FILE = "records.parquet"
 META_DIR = "_import"  # `_`-prefixed: the job's input listing skips it, so DIR can be the job input as is
@@ -82,6 +83,19 @@ class Sample:
     # The reader's own inference from the sample's structure (lettered choices -> alphabet_option),
     # used only when no task-map entry matches the task: an entry always overrides it.
     key_answer_type: str | None = None
+
+
+@dataclass
+class Found(Generic[F]):
+    """What a reader's find_files found: its files (each with a `uri`), and notes on what it left out.
+    (OpenCompass's reader groups its files by dataset and declares its own.)"""
+
+    files: list[F]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def uris(self) -> list[str]:
+        return [f.uri for f in self.files]
 
 
 @dataclass

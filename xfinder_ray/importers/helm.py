@@ -74,12 +74,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow.fs as pafs
 
-from xfinder_ray.importers.core import ImportInputError, Sample, Skipped, list_tree
+from xfinder_ray.importers.core import Found, ImportInputError, Sample, Skipped, list_tree
 from xfinder_ray.storage import resolve, uri_of
 
 FRAMEWORK = "helm"
@@ -133,18 +133,7 @@ class RunFolder:
     name: str  # the folder name: HELM's run name with `/` as `_`
 
 
-# Same shape as importers/lm_eval.py:Found (each importer declares its own).
-@dataclass
-class Found:
-    runs: list[RunFolder]
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def uris(self) -> list[str]:
-        return [r.uri for r in self.runs]
-
-
-def find_files(paths: list[str], storage: Any = None) -> Found:
+def find_files(paths: list[str], storage: Any = None) -> Found[RunFolder]:
     """Every HELM run folder (one with a scenario_state.json) under `paths`: benchmark_output/, a
     suite folder, run folders, or scenario_state.json files named one by one."""
     runs: list[RunFolder] = []
@@ -313,8 +302,10 @@ def _verdicts(run: RunFolder, candidates: tuple[str, ...], notes: list[str]) -> 
     return _Verdicts({}, None, None)
 
 
-def read(found: Found, *, model: str | None = None, notes: list[str], **_) -> Iterator[Sample | Skipped]:
-    for run in found.runs:
+def read(
+    found: Found[RunFolder], *, model: str | None = None, notes: list[str], **_
+) -> Iterator[Sample | Skipped]:
+    for run in found.files:
         yield from _read_run(run, model, notes)
 
 

@@ -62,13 +62,13 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from xfinder_ray.importers.core import ImportInputError, Sample, list_tree
+from xfinder_ray.importers.core import Found, ImportInputError, Sample, list_tree
 from xfinder_ray.storage import resolve, uri_of
 
 FRAMEWORK = "inspect"
@@ -89,17 +89,6 @@ class LogFile:
     kind: str  # "eval" | "json"
 
 
-# Same shape as importers/lm_eval.py:Found (each importer declares its own).
-@dataclass
-class Found:
-    files: list[LogFile]
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def uris(self) -> list[str]:
-        return [f.uri for f in self.files]
-
-
 def _looks_like_json_log(fs: pafs.FileSystem, path: str) -> bool:
     """Inspect's JSON recorder writes `{"version": ...` first (an object with `version` as its first key)."""
     try:
@@ -110,7 +99,7 @@ def _looks_like_json_log(fs: pafs.FileSystem, path: str) -> bool:
     return bool(JSON_LOG_START.match(head.removeprefix(b"\xef\xbb\xbf")))
 
 
-def find_files(paths: list[str], storage: Any = None) -> Found:
+def find_files(paths: list[str], storage: Any = None) -> Found[LogFile]:
     """Every `*.eval` and Inspect `*.json` log under `paths` (log folders or files)."""
     files: list[LogFile] = []
     notes: list[str] = []
@@ -225,7 +214,7 @@ def _end_notes(log: _Log, notes: list[str]) -> None:
 # --- reading -----------------------------------------------------------------------------------------
 
 
-def read(found: Found, *, model: str | None = None, notes: list[str], **_) -> Iterator[Sample]:
+def read(found: Found[LogFile], *, model: str | None = None, notes: list[str], **_) -> Iterator[Sample]:
     for f in found.files:
         if f.kind == "eval":
             yield from _read_eval(f, model, notes)

@@ -67,7 +67,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from xfinder_ray.importers.core import ImportInputError, Sample, Skipped, list_tree
+from xfinder_ray.importers.core import Found, ImportInputError, Sample, Skipped, list_tree
 from xfinder_ray.importers.lm_eval import display_name
 from xfinder_ray.importers.task_map import LETTERS, options_from_text
 from xfinder_ray.storage import Location, resolve, uri_of
@@ -97,17 +97,6 @@ class DetailsFile:
     folder_model: str | None  # the folder between details/ and the date, as lighteval wrote it
     results: dict[str, Any] | None
     results_uri: str | None
-
-
-# Same shape as importers/lm_eval.py:Found (each importer declares its own).
-@dataclass
-class Found:
-    files: list[DetailsFile]
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def uris(self) -> list[str]:
-        return [f.uri for f in self.files]
 
 
 def task_name(raw: str) -> str:
@@ -184,7 +173,7 @@ def _details_of_results(loc: Location, path: str) -> list[str]:
     return [p for p in listed if p.rsplit("/", 1)[-1].startswith("details_")]
 
 
-def find_files(paths: list[str], storage: Any = None) -> Found:
+def find_files(paths: list[str], storage: Any = None) -> Found[DetailsFile]:
     """Every details_<task>_<date>.parquet under `paths` (files or folders), each with its run's results
     file where there is one."""
     files: list[DetailsFile] = []
@@ -490,7 +479,9 @@ def _columns(schema: pa.Schema) -> tuple[str | None, list[str]]:
     return None, []
 
 
-def read(found: Found, *, model: str | None = None, notes: list[str], **_) -> Iterator[Sample | Skipped]:
+def read(
+    found: Found[DetailsFile], *, model: str | None = None, notes: list[str], **_
+) -> Iterator[Sample | Skipped]:
     for f in found.files:
         yield from _read_file(f, model or model_name(f), notes)
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow.fs as pafs
 
-from xfinder_ray.importers.core import ImportInputError, Sample, Skipped, list_tree
+from xfinder_ray.importers.core import Found, ImportInputError, Sample, Skipped, list_tree
 from xfinder_ray.storage import Location, resolve, uri_of
 
 FRAMEWORK = "lm-eval"
@@ -45,18 +45,6 @@ class SamplesFile:
     date_id: str | None
     results: dict[str, Any] | None
     results_uri: str | None
-
-
-# Same shape as importers/opencompass.py:Found: each importer declares its own result type (files here,
-# datasets there), so they are not shared.
-@dataclass
-class Found:
-    files: list[SamplesFile]
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def uris(self) -> list[str]:
-        return [f.uri for f in self.files]
 
 
 def _read_bytes(fs: pafs.FileSystem, path: str) -> bytes:
@@ -84,7 +72,7 @@ def _results_of_dir(fs: pafs.FileSystem, directory: str, cache: dict[str, dict[s
     return found
 
 
-def find_files(paths: list[str], storage: Any = None) -> Found:
+def find_files(paths: list[str], storage: Any = None) -> Found[SamplesFile]:
     """Every samples_*.jsonl under `paths` (files or folders), each with its run's results file."""
     files: list[SamplesFile] = []
     notes: list[str] = []
@@ -302,7 +290,12 @@ def _parse(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
 
 
 def read(
-    found: Found, *, model: str | None = None, lm_eval_filter: str | None = None, notes: list[str], **_
+    found: Found[SamplesFile],
+    *,
+    model: str | None = None,
+    lm_eval_filter: str | None = None,
+    notes: list[str],
+    **_,
 ) -> Iterator[Sample | Skipped]:
     for f in found.files:
         yield from _read_file(f, model or model_name(f), lm_eval_filter, notes)

@@ -49,7 +49,7 @@ class Dataset:
     results_path: str | None
 
 
-# Same shape as importers/lm_eval.py:Found: a declaration of this importer's own result type.
+# Not core.Found: a dataset here is several files (partitions), each with its own uri.
 @dataclass
 class Found:
     datasets: list[Dataset]

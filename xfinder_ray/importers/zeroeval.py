@@ -34,12 +34,12 @@ import json
 import operator
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow.fs as pafs
 
-from xfinder_ray.importers.core import ImportInputError, Sample, list_tree
+from xfinder_ray.importers.core import Found, ImportInputError, Sample, list_tree
 from xfinder_ray.storage import resolve, uri_of
 
 FRAMEWORK = "zeroeval"
@@ -59,18 +59,7 @@ class ResultFile:
     model: str  # the file name without .json: ZeroEval's model name
 
 
-# Same shape as importers/lm_eval.py:Found and importers/opencompass.py:Found (each importer declares its own).
-@dataclass
-class Found:
-    files: list[ResultFile]
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def uris(self) -> list[str]:
-        return [f.uri for f in self.files]
-
-
-def find_files(paths: list[str], storage: Any = None) -> Found:
+def find_files(paths: list[str], storage: Any = None) -> Found[ResultFile]:
     """Every <task>/<model>.json under `paths` whose folder is a task in TASKS (ZeroEval's result_dirs/,
     one task folder of it, or result files named one by one)."""
     notes: list[str] = []
@@ -116,7 +105,7 @@ def _as_list(value: Any) -> Any:
     return value
 
 
-def read(found: Found, *, model: str | None = None, notes: list[str], **_) -> Iterator[Sample]:
+def read(found: Found[ResultFile], *, model: str | None = None, notes: list[str], **_) -> Iterator[Sample]:
     for f in found.files:
         yield from _read_file(f, model or f.model)
 
