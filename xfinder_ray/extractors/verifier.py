@@ -20,7 +20,13 @@ from xfinder_ray.extractors.model import ModelExtractor, model_judge
 if TYPE_CHECKING:
     from xfinder_ray.storage import Location
 
-__all__ = ["build_verifier_judge", "verifier_identity", "verifier_prompt_tokens", "verifier_settings"]
+__all__ = [
+    "build_verifier_judge",
+    "verifier_identity",
+    "verifier_prompt_kwargs",
+    "verifier_prompt_tokens",
+    "verifier_settings",
+]
 
 
 def engine_section(v: VerifierConfig, x: XFinderConfig) -> XFinderConfig:
@@ -39,6 +45,17 @@ def verifier_prompt_tokens(v: VerifierConfig) -> int:
     """Room for the prompt in the verifier's window, less its answer (the CLI renders the same)."""
     assert v.max_tokens, "config.complete_verifier fills the verifier section's defaults"
     return v.max_model_len - v.max_tokens
+
+
+def verifier_prompt_kwargs(v: VerifierConfig) -> dict[str, Any]:
+    """How this section's prompt is rendered (verifiers.fit_verifier_prompt's settings)."""
+    return dict(
+        checkpoint=v.checkpoint,
+        max_prompt_tokens=verifier_prompt_tokens(v),
+        variant=v.variant,
+        cot=v.cot,
+        strip_thought=v.strip_thought,
+    )
 
 
 def verifier_identity(
@@ -88,11 +105,6 @@ def build_verifier_judge(
     # the same end-of-turn strings (Qwen2.5, Llama-3, Gemma-2) in case the text shows them.
     # logprobs: the verdict's log-probability is its confidence (judgments/verdict_logprob).
     vllm = build_vllm_stage(replace(stage_config_from(engine_section(v, x)), logprobs=True), device)
-    prompt_kwargs = dict(
-        checkpoint=v.checkpoint,
-        max_prompt_tokens=verifier_prompt_tokens(v),
-        variant=v.variant,
-        cot=v.cot,
-        strip_thought=v.strip_thought,
+    return model_judge(
+        verifier_prompt_batch, verifier_prompt_kwargs(v), vllm, settings, cache_root, batch_size
     )
-    return model_judge(verifier_prompt_batch, prompt_kwargs, vllm, settings, cache_root, batch_size)

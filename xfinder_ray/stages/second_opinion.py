@@ -158,26 +158,19 @@ def build_second_opinion(cfg: JobConfig, device: str | None, notes: list[str]) -
         return None
     from ray.data import ActorPoolStrategy
 
-    from xfinder_ray.extractors.verifier import engine_section, verifier_identity, verifier_prompt_tokens
+    from xfinder_ray.extractors.verifier import engine_section, verifier_identity, verifier_prompt_kwargs
     from xfinder_ray.extractors.vllm import processor_config_kwargs, sampling_params, stage_config_from
 
     x = engine_section(s, cfg.xfinder)  # the pool and engine settings are the xfinder section's
     stage = replace(stage_config_from(x), logprobs=False)
     engine = processor_config_kwargs(stage, device)
     identity = verifier_identity(s, cfg.xfinder, device, cfg.storage)
-    prompt_kwargs = dict(
-        checkpoint=s.checkpoint,
-        max_prompt_tokens=verifier_prompt_tokens(s),
-        variant=s.variant,
-        cot=s.cot,
-        strip_thought=s.strip_thought,
-    )
     actor = dict(
         model=engine["model_source"],
         engine_kwargs=engine["engine_kwargs"],
         sampling=sampling_params(stage),
         env=engine["runtime_env"]["env_vars"],
-        prompt_kwargs=prompt_kwargs,
+        prompt_kwargs=verifier_prompt_kwargs(s),
         identity=identity,
         decides=s.decides,
     )
