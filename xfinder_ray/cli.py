@@ -268,15 +268,15 @@ def _run_job(
 def score_main(config: str | None, overrides: list[str]) -> int:
     """Run the scoring job (`xfinder-ray score`, `jobs/score.py`); print the leaderboard."""
     from xfinder_ray.config import load_config
-    from xfinder_ray.pipeline import BadInputFile, CountMismatch, OutputExists, run
+    from xfinder_ray.pipeline import JOB_NOTE, BadInputFile, CountMismatch, OutputExists, run
     from xfinder_ray.preflight import check_after_ray, check_before_ray, rejection_problem
     from xfinder_ray.resume import OutputCorrupt
 
     errors = (OutputExists, OutputCorrupt, CountMismatch, BadInputFile, FileNotFoundError)
     cfgs: list[Any] = []
-    # The fallback note (xFinder checkpoint not found: rules) is printed below as NOTE:, once; the API
-    # (xr.score) has only the log line.
-    logging.getLogger("xfinder_ray").addFilter(lambda record: record.funcName != "choose_extractor")
+    # The job's notes (the rules fallback, folders left out of the input) are printed below as NOTE:,
+    # once; the API (xr.score) has only the log lines.
+    logging.getLogger("xfinder_ray").addFilter(lambda record: not getattr(record, JOB_NOTE, False))
 
     def load() -> Any:
         cfgs.append(load_config(config, overrides))

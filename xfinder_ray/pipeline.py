@@ -78,9 +78,13 @@ def choose_extractor(cfg: JobConfig) -> tuple[JobConfig, list[str]]:
     return cfg, logged(notes)
 
 
+JOB_NOTE = "job_note"  # set on the log records of the job's notes: the CLI prints those itself (NOTE:)
+
+
 def logged(notes: list[str]) -> list[str]:
+    """The job's notes, logged as they arise (for the API and `ray job submit` logs)."""
     for note in notes:
-        log.warning(note)
+        log.warning(note, extra={JOB_NOTE: True})
     return notes
 
 

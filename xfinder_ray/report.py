@@ -252,7 +252,7 @@ def ranked_rows(out: Location, by_model: pd.DataFrame) -> pd.DataFrame:
             frozenset((a, b)): p
             for a, b, p in zip(pairwise["model_a"], pairwise["model_b"], pairwise["p_holm"], strict=True)
         }
-    above = [None, *df["model"][:-1]]
+    above = [None, *df["model"]][: len(df)]  # no models at all (every record rejected): none above
     df["close"] = [
         bool(k and i and p_holm.get(frozenset((a, m)), 0.0) >= ALPHA)
         for i, (m, a, k) in enumerate(zip(df["model"], above, df["ranked"], strict=True))
@@ -289,8 +289,10 @@ def leaderboard_html(rows: pd.DataFrame, rates: pd.DataFrame) -> str:
         head = ["rank", "rank 95%", "vs. above", *tail]
         body = [[r.rank_shown, _interval(r), "≈" if r.close else "", *cells(r)] for r in ranked.itertuples()]
         parts.append(_html_table(head, body))
-    else:
+    elif n_tasks:
         parts.append(f"<p>No model was scored on all {n_tasks} tasks, so none is ranked.</p>")
+    else:
+        parts.append("<p>No records were scored, so no model is ranked (see rejects/).</p>")
     if len(fewer):
         parts.append(
             "<h2>Scored on fewer tasks</h2><p>Not ranked: their macro accuracy is over fewer tasks than "
@@ -301,7 +303,7 @@ def leaderboard_html(rows: pd.DataFrame, rates: pd.DataFrame) -> str:
         "Coverage: tasks scored of those any model has. ≈: not significantly apart from the model above "
         "(exact McNemar, Holm)."
     )
-    if rows["rank_shown"].str.endswith("=").any():
+    if rows["rank_shown"].astype(str).str.endswith("=").any():
         notes += " A rank with = is shared (the same macro accuracy)."
     return "".join(parts) + f"<p style='font-size:0.8em;color:#555'>{html.escape(notes)}</p>"
 

@@ -256,3 +256,19 @@ def test_report_ranks_as_the_leaderboard_does(tmp_path):
     by_task = pd.read_parquet(run / "accuracy" / "by_model_task.parquet")
     assert list(heatmap_table(by_task, rows).columns) == ["t1", "t2"]  # no (unknown) column
     assert list(rows["model"]) == ["a", "b", "d", "c"]
+
+
+def test_a_run_without_any_model_gets_a_report_not_a_crash(tmp_path):
+    # every record rejected, none attributable to a model: by_model holds only (unknown)
+    from xfinder_ray.report import ranked_rows
+    from xfinder_ray.stages.aggregate import UNKNOWN, Outcomes, build_tables
+    from xfinder_ray.storage import resolve
+
+    items = pd.DataFrame({"model": [], "task": [], "question_key": [], "judged": [], "correct": []})
+    _, by_model = build_tables(Outcomes({(UNKNOWN, UNKNOWN): [0, 0, 0, 25, 0]}, items))
+    rows = ranked_rows(resolve(str(tmp_path)), by_model)
+    assert len(rows) == 0 and "close" in rows.columns
+    from xfinder_ray.report import leaderboard_html
+
+    page = leaderboard_html(rows, pd.DataFrame(index=pd.Index([], name="model")))
+    assert "No records were scored, so no model is ranked" in page
