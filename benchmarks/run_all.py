@@ -19,6 +19,9 @@ def main() -> int:
     s3 = "1000000" if full else "100000"
     steps = [
         [sys.executable, str(ROOT / "bench_pipeline.py"), "--rows", *rows, "--s3-rows", s3],
+        # one big JSONL file (line-range shards, and as one shard) next to the same rows as Parquet
+        # (docs/performance.md, "Big JSONL files"). About 3 minutes.
+        [sys.executable, str(ROOT / "bench_jsonl_shards.py"), "--rows", "1000000" if full else "100000"],
         # `rules` on real responses (benchmarks/data/zeroeval): single process vs lm-eval's regexes, then
         # the whole job on 100k of them (docs/performance.md, "Real-response corpus").
         [sys.executable, str(ROOT / "bench_rules_real.py")],

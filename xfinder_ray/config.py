@@ -49,6 +49,9 @@ class InputConfig:
     task_map: Any = None
     columns: dict[str, str] = field(default_factory=dict)  # canonical name -> column name in the data
     on_bad_file: str = "fail"  # fail: stop with the file's name | skip: list it in the manifest, go on
+    # A JSONL file is read as line ranges of at most this many rows (and 64 MiB), each a read task and a
+    # unit of resume; a .jsonl.gz file is one (docs/performance.md, "Big JSONL files").
+    jsonl_shard_rows: int = 20_000
     # More than this share of the input rejected: `score` exits 3 (the run is committed) and
     # xfinder_ray.score warns, with the top reasons (preflight.py). 1.0: never.
     max_rejected_share: float = 0.5
@@ -280,6 +283,8 @@ def _check(cfg: JobConfig) -> None:
         raise ConfigError("invalid config: input.max_rejected_share must be between 0 and 1")
     if not cfg.input.paths:
         raise ConfigError("invalid config: input.paths is empty")
+    if cfg.input.jsonl_shard_rows < 1:
+        raise ConfigError("invalid config: input.jsonl_shard_rows must be >= 1")
     _check_columns(dict(cfg.input.columns))
     if cfg.aggregate.bootstrap < 0 or cfg.aggregate.seed < 0:
         raise ConfigError("invalid config: aggregate.bootstrap and aggregate.seed must be >= 0")

@@ -3,7 +3,7 @@ labelled input (gold_key_answer, gold_judgment, tags) attached to each row.
 
 read_shard keeps only the canonical fields, so each of the read stage's tasks is wrapped to also
 read the label columns of its own shard: for Parquet a column projection of the same row group (no
-other column is read twice); for JSONL the file's lines are parsed a second time in the same task
+other column is read twice); for JSONL the shard's lines are parsed a second time in the same task
 (labelled sets are small).
 """
 
@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 from ray.data.datasource import ReadTask
 
-from xfinder_ray.stages.inventory import Inventory, Shard, jsonl_lines, read_jsonl_bytes
+from xfinder_ray.stages.inventory import Inventory, Shard, iter_shard_lines
 from xfinder_ray.stages.read import InputSource
 
 LABELS = ("gold_key_answer", "gold_judgment", "tags")
@@ -57,7 +57,7 @@ def shard_labels(shard: Shard) -> dict[int, tuple[str | None, bool | None, str |
             for i, row in enumerate(table.to_pylist()):
                 out[shard.start + i] = _label_values(row)
         else:
-            for number, line in jsonl_lines(read_jsonl_bytes(f.fs, f.path)):
+            for number, line, _ in iter_shard_lines(shard):  # an over-long line is a reject: no labels
                 try:
                     obj = json.loads(line.decode("utf-8").removeprefix("\ufeff"), strict=False)
                 except ValueError:  # the read stage rejects this row; it has no labels

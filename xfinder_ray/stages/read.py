@@ -1,17 +1,19 @@
 """read: inventory shards -> rows with the canonical columns (strings or null), `reject_reason`,
 and their position `source_file`, `source_row`.
 
-A Ray Data datasource with one read task per shard (Parquet row group, JSONL file). Each task
-reads only the columns the job needs, skips rows a previous attempt already wrote (resume), and
-marks later duplicates of a record_id. Nothing that is in a file is dropped: a line that is not
-JSON, a value of the wrong type, invalid UTF-8 or a row group that cannot be decoded all become
-rows with a `reject_reason`.
+A Ray Data datasource with one read task per shard (Parquet row group, JSONL line range). Each task
+reads only the columns the job needs (a JSONL shard: only its bytes, a block at a time), skips rows a
+previous attempt already wrote (resume), and marks later duplicates of a record_id. Nothing that is in a
+file is dropped: a line that is not JSON, a value of the wrong type, invalid UTF-8 or a row group that
+cannot be decoded all become rows with a `reject_reason`. A JSONL line over MAX_LINE_BYTES is never
+parsed: its record_id, model, task... are read from its head (head_fields), so the reject is the model's.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -24,12 +26,12 @@ from ray.data.datasource import Datasource, ReadTask
 
 from xfinder_ray.records import FIELD_ALIASES, FIELDS
 from xfinder_ray.stages.inventory import (
+    HEAD_BYTES,
     MAX_LINE_BYTES,
     BadInputFile,
     Inventory,
     Shard,
-    jsonl_lines,
-    read_jsonl_bytes,
+    iter_shard_lines,
 )
 from xfinder_ray.storage import is_transient
 
@@ -86,9 +88,35 @@ def canonical_rows(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.Da
     )
 
 
-def _parse_line(line: bytes) -> dict[str, Any]:
-    if len(line) > MAX_LINE_BYTES:
-        return {"reject_reason": f"line longer than {MAX_LINE_BYTES} bytes"}
+# `"key": "text"` or `"key": number` after `{` or `,`: a string value's own quotes are escaped, so the
+# pattern cannot start inside one. Possessive quantifiers: a value cut off by the head's end fails fast.
+_HEAD_PAIR = re.compile(
+    r'[{,]\s*+"([^"\\]{1,64})"\s*+:\s*+("(?:[^"\\]++|\\.)*+"|-?\d++(?:\.\d++)?+(?:[eE][-+]?\d++)?+)'
+)
+
+
+def head_fields(head: bytes) -> dict[str, Any]:
+    """The string and number fields whose whole value is in a line's head (the first occurrence of
+    each key), read without parsing the line: a line too long to parse still names its record_id,
+    model and task when they come before the long field. A nested object's key may be taken for a
+    top-level one; values are only used to attribute a reject."""
+    text = head.decode("utf-8", "replace").removeprefix("\ufeff")
+    found: dict[str, Any] = {}
+    for m in _HEAD_PAIR.finditer(text):
+        if m.group(1) not in found:
+            try:
+                found[m.group(1)] = json.loads(m.group(2))
+            except ValueError:
+                continue
+    return found
+
+
+def _parse_line(line: bytes, length: int | None = None) -> dict[str, Any]:
+    """One JSONL line as a record, or a `reject_reason`. `length`: the line's length in bytes when
+    `line` is only its head (inventory.iter_lines keeps the head of a line over MAX_LINE_BYTES)."""
+    if (len(line) if length is None else length) > MAX_LINE_BYTES:
+        # Response-caused (stages/aggregate.py): counted against the model named in the head.
+        return {**head_fields(line[:HEAD_BYTES]), "reject_reason": f"line longer than {MAX_LINE_BYTES} bytes"}
     try:
         text = line.decode("utf-8").removeprefix("\ufeff")  # a byte order mark is not part of the record
     except UnicodeDecodeError as e:
@@ -138,6 +166,66 @@ class _BadText:
         self.name = name
 
 
+# A block of a shard: its rows' numbers, and what gives the raw rows at some of its indexes (Python
+# objects only for one block at a time: a row group can hold millions of rows).
+Block = tuple[np.ndarray, Callable[[list[int]], list[dict[str, Any]]]]
+
+
+def _parquet_blocks(shard: Shard, columns: dict[str, str]) -> Iterator[Block]:
+    f = shard.file
+    wanted = {n for ns in _source_names(columns).values() for n in ns}
+    present = [n for n in f.columns if n in wanted]
+    table = pq.ParquetFile(f.fs.open_input_file(f.path)).read_row_group(shard.row_group, columns=present)
+    # Row counts from the footer: a table of no columns (none of the job's) has no length of its own.
+    for lo in range(0, shard.rows, BLOCK_ROWS):
+        hi = min(lo + BLOCK_ROWS, shard.rows)
+        numbers = np.arange(shard.start + lo, shard.start + hi, dtype=np.int64)
+        part = table.slice(lo, hi - lo)
+        yield numbers, lambda idx, t=part: [rows[i] for rows in [_parquet_rows(t)] for i in idx]
+
+
+def _jsonl_block(lines: list[tuple[int, bytes, int]]) -> Block:
+    numbers = np.array([n for n, _, _ in lines], dtype=np.int64)
+    return numbers, lambda idx: [_parse_line(lines[i][1], lines[i][2]) for i in idx]
+
+
+def _jsonl_blocks(shard: Shard) -> Iterator[Block]:
+    lines: list[tuple[int, bytes, int]] = []
+    for line in iter_shard_lines(shard):
+        lines.append(line)
+        if len(lines) == BLOCK_ROWS:
+            yield _jsonl_block(lines)
+            lines = []
+    if lines:
+        yield _jsonl_block(lines)
+
+
+def _blocks(shard: Shard, columns: dict[str, str], on_bad_file: str) -> Iterator[Block]:
+    """The shard's blocks; what cannot be read fails the job (on_bad_file=fail) or becomes rejects."""
+    f = shard.file
+    n_read, last = 0, shard.start - 1
+    try:
+        for numbers, rows_of in (
+            _parquet_blocks(shard, columns) if f.fmt == "parquet" else _jsonl_blocks(shard)
+        ):
+            yield numbers, rows_of
+            n_read, last = n_read + len(numbers), int(numbers[-1])
+    except Exception as e:
+        if is_transient(e):  # a storage outage is not a bad file: let the task retry
+            raise
+        where = (
+            f"row group {shard.row_group}" if f.fmt == "parquet" else f"lines {shard.start}-{shard.stop - 1}"
+        )
+        if on_bad_file == "fail":
+            raise BadInputFile(f"cannot read {f.uri} ({where}): {type(e).__name__}: {e}") from e
+        # on_bad_file=skip: the inventory counted the rows, so each one not read becomes a reject, never a
+        # gap. Their numbers follow the last row read (a JSONL shard's rows are a subset of its lines).
+        reason = f"unreadable: {where} of {f.uri} ({type(e).__name__}: {str(e)[:300]})"
+        numbers = np.arange(last + 1, last + 1 + shard.rows - n_read, dtype=np.int64)
+        for lo in range(0, len(numbers), BLOCK_ROWS):
+            yield numbers[lo : lo + BLOCK_ROWS], lambda idx: [{"reject_reason": reason} for _ in idx]
+
+
 def read_shard(
     shard: Shard,
     columns: dict[str, str],
@@ -146,47 +234,18 @@ def read_shard(
     on_bad_file: str,
 ) -> Iterator[pd.DataFrame]:
     """Canonical rows of one shard, without `skip_rows` (already written by an earlier attempt)."""
-    f = shard.file
-    try:
-        if f.fmt == "parquet":
-            wanted = {n for ns in _source_names(columns).values() for n in ns}
-            present = [n for n in f.columns if n in wanted]
-            table = pq.ParquetFile(f.fs.open_input_file(f.path)).read_row_group(
-                shard.row_group, columns=present
-            )
-            row_numbers = np.arange(shard.start, shard.stop, dtype=np.int64)
-            # Python objects only for one block at a time: a row group can hold millions of rows.
-            rows_of = lambda lo, hi: _parquet_rows(table.slice(lo, hi - lo))  # noqa: E731
-        else:
-            numbered = jsonl_lines(read_jsonl_bytes(f.fs, f.path))
-            row_numbers = np.array([i for i, _ in numbered], dtype=np.int64)
-            rows_of = lambda lo, hi: [_parse_line(line) for _, line in numbered[lo:hi]]  # noqa: E731
-    except Exception as e:
-        if is_transient(e):  # a storage outage is not a bad file: let the task retry
-            raise
-        if on_bad_file == "fail":
-            raise BadInputFile(
-                f"cannot read {f.uri} (row group {shard.row_group}): {type(e).__name__}: {e}"
-            ) from e
-        # on_bad_file=skip: the rows are known from the footer, so each becomes a reject, never a gap.
-        reason = f"unreadable: row group {shard.row_group} of {f.uri} ({type(e).__name__}: {str(e)[:300]})"
-        row_numbers = np.arange(shard.start, shard.stop, dtype=np.int64)
-        rows_of = lambda lo, hi: [{"reject_reason": reason} for _ in range(lo, hi)]  # noqa: E731
-    keep = ~np.isin(row_numbers, skip_rows) if len(skip_rows) else np.ones(len(row_numbers), dtype=bool)
-    for begin in range(0, len(row_numbers), BLOCK_ROWS):
-        end = min(begin + BLOCK_ROWS, len(row_numbers))
-        if not keep[begin:end].any():
+    for numbers, rows_of in _blocks(shard, columns, on_bad_file):
+        keep = np.nonzero(~np.isin(numbers, skip_rows))[0] if len(skip_rows) else np.arange(len(numbers))
+        if not len(keep):
             continue
-        block = rows_of(begin, end)
-        idx = [i for i in range(begin, end) if keep[i]]
-        picked = [block[i - begin] for i in idx]
-        for i, row in zip(idx, picked, strict=True):
-            dup = duplicates.get(int(row_numbers[i]))
+        picked = rows_of(keep.tolist())
+        for number, row in zip(numbers[keep].tolist(), picked, strict=True):
+            dup = duplicates.get(number)
             if dup and not row.get("reject_reason"):
                 row["reject_reason"] = dup
         df = canonical_rows(picked, columns)
-        df["source_file"] = f.uri
-        df["source_row"] = row_numbers[idx]
+        df["source_file"] = shard.file.uri
+        df["source_row"] = numbers[keep]
         yield df
 
 
@@ -222,8 +281,8 @@ def read_grouped(members: list[tuple[Any, ...]]) -> Iterator[pd.DataFrame]:
 def aligned_groups(
     pending: list[tuple[Shard, np.ndarray]], max_files: int = GROUP_MAX_FILES, max_rows: int = GROUP_MAX_ROWS
 ) -> list[list[tuple[Shard, np.ndarray]]]:
-    """Pending shards grouped by position in their file (row group index and row range; a JSONL file by
-    its line count), at most `max_files` shards and `max_rows` rows a group, in input order."""
+    """Pending shards grouped by position in their file (row group index and row range; JSONL: line
+    range), at most `max_files` shards and `max_rows` rows a group, in input order."""
     by_position: dict[tuple[Any, ...], list[tuple[Shard, np.ndarray]]] = {}
     for shard, done in pending:
         by_position.setdefault((shard.file.fmt, shard.row_group, shard.start, shard.stop), []).append(
@@ -231,7 +290,7 @@ def aligned_groups(
         )
     groups = []
     for members in by_position.values():
-        rows = max(1, members[0][0].stop - members[0][0].start)
+        rows = max(1, members[0][0].rows)
         size = max(1, min(max_files, max_rows // rows))
         groups.extend(members[i : i + size] for i in range(0, len(members), size))
     return groups
@@ -262,10 +321,9 @@ class InputSource(Datasource):
         out = []
         for shard in self.inventory.shards():
             done = self.done.get(shard.file.uri, np.empty(0, dtype=np.int64))
-            if shard.file.fmt == "parquet":
-                lo, hi = np.searchsorted(done, [shard.start, shard.stop])
-                done = done[lo:hi]
-            if len(done) < shard.stop - shard.start:
+            lo, hi = np.searchsorted(done, [shard.start, shard.stop])
+            done = done[lo:hi]
+            if len(done) < shard.rows:
                 out.append((shard, done))
         return out
 
@@ -276,7 +334,7 @@ class InputSource(Datasource):
         for group in self.task_groups():
             members = [self.shard_args(shard, done) for shard, done in group]
             meta = BlockMetadata(
-                num_rows=sum(shard.stop - shard.start - len(done) for shard, done in group),
+                num_rows=sum(shard.rows - len(done) for shard, done in group),
                 size_bytes=None,
                 input_files=[shard.file.uri for shard, _ in group],
                 exec_stats=None,
@@ -298,7 +356,7 @@ class InputSource(Datasource):
         dups = {
             r: reason
             for r, reason in self.inventory.duplicates.get(shard.file.uri, {}).items()
-            if shard.file.fmt == "jsonl" or shard.start <= r < shard.stop
+            if shard.start <= r < shard.stop
         }
         return (shard, self.columns, done, dups, self.on_bad_file)
 
