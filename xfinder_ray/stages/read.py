@@ -89,10 +89,10 @@ def canonical_rows(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.Da
 
 
 # `"key": "text"` or `"key": number` after `{` or `,`: a string value's own quotes are escaped, so the
-# pattern cannot start inside one. Possessive quantifiers: a value cut off by the head's end fails fast.
-_HEAD_PAIR = re.compile(
-    r'[{,]\s*+"([^"\\]{1,64})"\s*+:\s*+("(?:[^"\\]++|\\.)*+"|-?\d++(?:\.\d++)?+(?:[eE][-+]?\d++)?+)'
-)
+# pattern cannot start inside one. A string's characters are one-way alternatives (plain or escaped, one
+# at a time), so a value cut off by the head's end fails in linear time (Python 3.10 has no possessive
+# quantifiers).
+_HEAD_PAIR = re.compile(r'[{,]\s*"([^"\\]{1,64})"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)')
 
 
 def head_fields(head: bytes) -> dict[str, Any]:
