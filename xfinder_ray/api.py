@@ -90,7 +90,7 @@ def import_results(fmt: str, paths: Sequence[str], output: str, **kw: Any) -> An
 
 def read_accuracy(output: str, storage: Any = None) -> Any:
     """The committed accuracy tables of a finished job: {"by_model_task", "by_model", "pairwise",
-    "ranks": DataFrame} (docs/leaderboard.md)."""
+    "ranks", "conflicts": DataFrame} (docs/leaderboard.md)."""
     from xfinder_ray.submit import read_accuracy as _read
 
     return _read(output, storage)

@@ -392,17 +392,18 @@ def read_manifest(output: str, storage: StorageConfig | None = None) -> dict[str
 
 
 def read_accuracy(output: str, storage: StorageConfig | None = None) -> dict[str, pd.DataFrame]:
-    """{"by_model_task", "by_model", and where written "pairwise" (paired tests) and "ranks" (rank
-    intervals): DataFrame} from a committed output's accuracy/."""
+    """{"by_model_task", "by_model", and where written "pairwise" (paired tests), "ranks" (the ranking
+    and rank intervals) and "conflicts" (questions given two gold answers): DataFrame} from a committed
+    output's accuracy/."""
     import pyarrow.parquet as pq
 
     from xfinder_ray.storage import exists
 
     read_manifest(output, storage)
     tables = {}
-    for name in ("by_model_task", "by_model", "pairwise", "ranks"):
+    for name in ("by_model_task", "by_model", "pairwise", "ranks", "conflicts"):
         loc = _location(output, storage, "accuracy", f"{name}.parquet")
-        if name in ("pairwise", "ranks") and not exists(loc):
+        if name in ("pairwise", "ranks", "conflicts") and not exists(loc):
             continue  # outputs committed before these tables existed
         with loc.fs.open_input_file(loc.path) as f:
             tables[name] = pq.read_table(f).to_pandas()

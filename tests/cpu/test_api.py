@@ -79,5 +79,6 @@ def test_score_and_read_accuracy(ray_local, tmp_path):
     assert result.manifest["counts"] == {"input": 5, "judged": 5, "rejected": 0}
     tables = xfinder_ray.read_accuracy(str(out))
     assert float(tables["by_model"]["accuracy_micro"].iloc[0]) == 1.0
-    assert set(tables) == {"by_model_task", "by_model", "pairwise", "ranks"}
+    assert set(tables) == {"by_model_task", "by_model", "pairwise", "ranks", "conflicts"}
+    assert len(tables["conflicts"]) == 0  # one gold per question here
     assert list(tables["ranks"]["model"]) == list(tables["by_model"]["model"])
