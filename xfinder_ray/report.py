@@ -37,6 +37,7 @@ from xfinder_ray.stages.aggregate import (  # noqa: E402
     no_answer_by_model,
     rank_label,
     rank_models,
+    tied,
     tiers_by_model,
 )
 from xfinder_ray.storage import Location, exists, write_bytes_atomic  # noqa: E402
@@ -241,7 +242,7 @@ def ranked_rows(out: Location, by_model: pd.DataFrame) -> pd.DataFrame:
     macro = df["accuracy_macro"].astype(float).fillna(-1.0)
     df = df.assign(_r=~df["ranked"], _m=-macro).sort_values(["_r", "rank", "_m", "model"], kind="stable")
     df = df.drop(columns=["_r", "_m"]).reset_index(drop=True)
-    shared = df["ranked"] & df["rank"].duplicated(keep=False) & df["rank"].notna()
+    shared = df["model"].isin(tied(df))
     df["rank_shown"] = [
         rank_label(r if k else None, t) for r, k, t in zip(df["rank"], df["ranked"], shared, strict=True)
     ]

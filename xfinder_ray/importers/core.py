@@ -97,6 +97,13 @@ class Found(Generic[F]):
     def uris(self) -> list[str]:
         return [f.uri for f in self.files]
 
+    @classmethod
+    def unique(cls, files: list[F], notes: list[str], *, sort: bool = True) -> Found[F]:
+        """`files` with a file named twice (by two of the paths given) kept once, sorted by uri."""
+        seen: set[str] = set()
+        kept = [f for f in files if not (f.uri in seen or seen.add(f.uri))]
+        return cls(sorted(kept, key=lambda f: f.uri) if sort else kept, notes)
+
 
 @dataclass
 class Skipped:

@@ -162,9 +162,7 @@ def find_files(paths: list[str], storage: Any = None) -> Found[RunFolder]:
             state = f"{folder}/{STATE_FILE}"
             name = folder.rsplit("/", 1)[-1]
             runs.append(RunFolder(uri_of(loc, state), folder, uri_of(loc, folder), loc.fs, name))
-    seen: set[str] = set()
-    unique = [r for r in runs if not (r.uri in seen or seen.add(r.uri))]
-    return Found(unique, notes)
+    return Found.unique(runs, notes, sort=False)
 
 
 class _Unreadable(Exception):

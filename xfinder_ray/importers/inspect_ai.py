@@ -69,13 +69,13 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from xfinder_ray.importers.core import Found, ImportInputError, Sample, list_tree
+from xfinder_ray.importers.task_map import LETTERS
 from xfinder_ray.storage import resolve, uri_of
 
 FRAMEWORK = "inspect"
 MAX_ENTRY_BYTES = 256 << 20  # one decompressed `.eval` entry (a sample with its events, or the header)
 MAX_JSON_LOG_BYTES = 256 << 20  # a `.json` log is parsed whole: about 5-10x its size in memory
 ZIP_ZSTANDARD = 93  # zipfile.ZIP_ZSTANDARD from Python 3.14 on; Inspect writes it from ~0.3.100 on
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 SAMPLE_ENTRY = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)(?:\.json|/sample\.json)$")
 JSON_LOG_START = re.compile(rb'^\s*\{\s*"version"\s*:')
 ATTACHMENT = "attachment://"
@@ -121,9 +121,7 @@ def find_files(paths: list[str], storage: Any = None) -> Found[LogFile]:
             )
     if other_json:
         notes.append(f"left out {other_json} .json file(s) that are not Inspect logs")
-    seen: set[str] = set()
-    unique = [f for f in files if not (f.uri in seen or seen.add(f.uri))]
-    return Found(sorted(unique, key=lambda f: f.uri), notes)
+    return Found.unique(files, notes)
 
 
 # --- the log's own metadata -------------------------------------------------------------------------

@@ -210,9 +210,7 @@ def find_files(paths: list[str], storage: Any = None) -> Found[DetailsFile]:
             files.append(
                 DetailsFile(uri, path, loc.fs, task, date, _layout(path, date)[1], results, results_uri)
             )
-    seen: set[str] = set()
-    unique = [f for f in files if not (f.uri in seen or seen.add(f.uri))]
-    return Found(sorted(unique, key=lambda f: f.uri), notes)
+    return Found.unique(files, notes)
 
 
 def model_name(f: DetailsFile) -> str:

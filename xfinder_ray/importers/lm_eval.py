@@ -123,9 +123,7 @@ def find_files(paths: list[str], storage: Any = None) -> Found[SamplesFile]:
                     uri_of(loc, res[0]) if res else None,
                 )
             )
-    seen: set[str] = set()
-    unique = [f for f in files if not (f.uri in seen or seen.add(f.uri))]
-    return Found(sorted(unique, key=lambda f: f.uri), notes)
+    return Found.unique(files, notes)
 
 
 def _name_from_args(args: Any) -> str | None:

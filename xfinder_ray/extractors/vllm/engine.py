@@ -84,7 +84,7 @@ def stage_config_from(x: Any) -> VLLMStageConfig:
         batch_size=x.batch_size,
         concurrency=concurrency,
         num_gpus_per_replica=x.gpus_per_replica,
-        num_cpus_per_replica=float(getattr(x, "cpus_per_replica", 1.0)),
+        num_cpus_per_replica=float(x.cpus_per_replica),
         tensor_parallel_size=x.tensor_parallel_size,
         device=x.device,
         kv_cache_gib=x.kv_cache_gib,
