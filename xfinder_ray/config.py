@@ -181,7 +181,10 @@ class AggregateConfig:
 class RayConfig:
     address: str | None = None  # None: the cluster this job was submitted to, else a local instance
     num_cpus: int | None = None  # local instance only
-    batch_size: int = 1024  # rows per batch in the CPU stages
+    # Rows per batch in the CPU stages. None: each read block whole (at most 8,192 rows), which lets Ray
+    # run the read and the CPU stages in one task, so no block of responses crosses the object store;
+    # with a number, Ray keeps the read a stage of its own (it may change the row count).
+    batch_size: int | None = None
 
 
 # Same shape as ablation/config.py:AblationJobConfig: each job declares its own sections (schema).

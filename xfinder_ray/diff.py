@@ -46,7 +46,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from xfinder_ray.config import ConfigError, StorageConfig
-from xfinder_ray.significance import mcnemar_exact  # one exact McNemar for the leaderboard and the diff
+from xfinder_ray.significance import mcnemar_exact_many  # one exact McNemar for the leaderboard and the diff
 from xfinder_ray.stages.aggregate import UNKNOWN, rank_label, rank_models
 from xfinder_ray.storage import Location, exists, read_json, resolve, write_bytes_atomic
 
@@ -199,7 +199,7 @@ def paired_counts(joined: pa.Table, by: list[str]) -> pd.DataFrame:
     g["accuracy_old"] = g["correct_old"] / n
     g["accuracy_new"] = g["correct_new"] / n
     g["delta"] = (g["gained"] - g["lost"]) / n
-    g["p_value"] = [mcnemar_exact(int(b), int(c)) for b, c in zip(g["lost"], g["gained"], strict=True)]
+    g["p_value"] = mcnemar_exact_many(g["lost"].to_numpy(), g["gained"].to_numpy())
     return g.sort_values(by).reset_index(drop=True)
 
 

@@ -1,8 +1,9 @@
 """Is one model really ahead of another? Paired tests and rank intervals over questions.
 
 - `mcnemar_exact(a_only, b_only)`: the exact McNemar test, i.e. a two-sided binomial test (p = 1/2)
-  on the discordant items (one model right, the other wrong), by scipy.stats.binomtest. Exact at any
-  count, no resampling.
+  on the discordant items (one model right, the other wrong): scipy.stats.binomtest's p-value, exact
+  at any count, no resampling. `mcnemar_exact_many` gives the same p-values for arrays of counts in
+  one vectorised call (binomtest costs ~1 ms a call: 2,000 model pairs took 2.6 s of the job).
 - `holm(p)`: Holm's step-down adjustment across a family of tests (all pairs of models).
 - `bootstrap_ranks(...)`: each model's rank by macro accuracy in seeded resamples of the questions
   (stratified by task, so every resample has each task's number of questions), and its 2.5 / 97.5
@@ -26,13 +27,21 @@ CHUNK_CELLS = 4_000_000
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
     """Two-sided exact McNemar p-value from the two discordant counts (1.0 when there are none): the
-    binomial test of one side's count against n = both, p = 1/2 (scipy's, exact at any n)."""
-    from scipy.stats import binomtest  # imported here: the driver needs it only for the paired tests
+    binomial test of one side's count against n = both, p = 1/2."""
+    return float(mcnemar_exact_many(np.array([a_only]), np.array([b_only]))[0])
 
-    n = a_only + b_only
-    if n == 0:
-        return 1.0
-    return float(min(1.0, binomtest(min(a_only, b_only), n, 0.5).pvalue))
+
+def mcnemar_exact_many(a_only: np.ndarray, b_only: np.ndarray) -> np.ndarray:
+    """mcnemar_exact over arrays of discordant counts. Binomial(n, 1/2) is symmetric, so the two-sided
+    p-value scipy.stats.binomtest computes (the mass of outcomes no likelier than the observed one) is
+    both tails, 2 * P(X <= min), capped at 1; equal counts give 1."""
+    from scipy.stats import binom  # imported here: the driver needs it only for the paired tests
+
+    a, b = np.asarray(a_only, dtype=np.int64), np.asarray(b_only, dtype=np.int64)
+    n, k = a + b, np.minimum(a, b)
+    with np.errstate(all="ignore"):
+        p = np.minimum(1.0, 2.0 * binom.cdf(k, n, 0.5))
+    return np.where((n == 0) | (a == b), 1.0, p)
 
 
 def holm(p_values: list[float] | np.ndarray) -> np.ndarray:

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from xfinder_ray.config import ConfigError
-from xfinder_ray.diff import diff_runs, mcnemar_exact, previous_run, resolve_compare_to
+from xfinder_ray.diff import diff_runs, previous_run, resolve_compare_to
+from xfinder_ray.significance import mcnemar_exact
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -568,10 +568,10 @@ def _pairwise(outcomes: Outcomes, models: list[str], rejects: str) -> pd.DataFra
                     accuracy_b=right_b / shared if shared else float("nan"),
                     a_only=a_only,
                     b_only=b_only,
-                    p_value=sig.mcnemar_exact(a_only, b_only),
                 )
             )
     pairwise = pd.DataFrame(pairs, columns=PAIR_COLUMNS)
+    pairwise["p_value"] = sig.mcnemar_exact_many(pairwise["a_only"], pairwise["b_only"])
     pairwise["p_holm"] = sig.holm(pairwise["p_value"].to_numpy(dtype=float))
     pairwise["significant"] = pairwise["p_holm"] < sig.ALPHA
     pairwise["test"] = "mcnemar-exact"

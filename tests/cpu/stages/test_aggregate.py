@@ -280,6 +280,18 @@ def test_exact_mcnemar_equals_exact_integer_arithmetic_at_large_n():
         assert sig.mcnemar_exact(a_only, b_only) == pytest.approx(want, rel=1e-9, abs=1e-300)
 
 
+def test_vectorised_mcnemar_equals_scipy_binomtest_on_a_grid():
+    # The job computes every pair's p-value in one call; each must be binomtest's.
+    a, b = np.meshgrid(np.arange(0, 40), np.arange(0, 40))
+    a = np.concatenate([a.ravel(), [4_950, 1_900, 10, 0, 2_000]])
+    b = np.concatenate([b.ravel(), [5_050, 2_100, 3_000, 7, 2_000]])
+    got = sig.mcnemar_exact_many(a, b)
+    for x, y, p in zip(a.tolist(), b.tolist(), got.tolist(), strict=True):
+        want = 1.0 if x + y == 0 else scipy_stats.binomtest(x, x + y, 0.5).pvalue
+        assert p == pytest.approx(want, rel=1e-9, abs=1e-300), (x, y)
+    assert sig.mcnemar_exact_many(np.array([], dtype=int), np.array([], dtype=int)).shape == (0,)
+
+
 def test_wilson_equals_statsmodels_and_holds_the_estimate():
     from statsmodels.stats.proportion import proportion_confint
 
