@@ -296,16 +296,19 @@ def test_sigkill_vllm_replica_mid_run(smollm2_model, tmp_path, jobs, target):  #
 
 # --------------------------------------------------------------------------------------- driver killed
 
-RESUME_ROWS = 60_000
+RESUME_ROWS = 30_000
 RESUME_FILES = 4
+RESUME_ROW_GROUP = 2_500  # 12 read shards, each written as its own part files
 RAY_DAEMONS = ("raylet", "gcs_server")
-MID_RUN_PARTS = 4  # of 40 shards (row groups of 5,000 rows)
+MID_RUN_PARTS = 4  # of the 12 shards' part files
 
 
 @pytest.fixture(scope="module")
 def resume_input(tmp_path_factory):
     folder = tmp_path_factory.mktemp("resume-in")
-    faults.write_synthetic(LOCAL, str(folder), RESUME_ROWS, RESUME_FILES, seed=7, row_group_size=5_000)
+    faults.write_synthetic(
+        LOCAL, str(folder), RESUME_ROWS, RESUME_FILES, seed=7, row_group_size=RESUME_ROW_GROUP
+    )
     return folder, faults.input_ids(LOCAL, str(folder))
 
 
