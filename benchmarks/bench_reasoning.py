@@ -12,6 +12,7 @@
 
     scripts/loopback.sh .venv/bin/python benchmarks/bench_reasoning.py                 # 100k rows
     scripts/loopback.sh .venv/bin/python benchmarks/bench_reasoning.py --rows 20000    # quicker
+    .venv/bin/python benchmarks/bench_reasoning.py --no-job                            # (a) and the ratio only
 """
 
 from __future__ import annotations
@@ -140,6 +141,7 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--reasoning-share", type=float, default=0.1)
     ap.add_argument("--file-rows", type=int, default=10_000)
+    ap.add_argument("--no-job", action="store_true", help="only (a) and the single-process ratio: no Ray job")
     args = ap.parse_args()
     rows = input_rows(args.rows, args.reasoning_share)
     chars = sum(len(r["llm_output"] or "") for r in rows)
@@ -154,6 +156,9 @@ def main() -> int:
     print(
         f"single process on 20k of the rows: {sp} (target rules/lm-eval >= {RULES_RATIO_TARGET})", flush=True
     )
+    if args.no_job:
+        print("BENCH_JSON " + json.dumps({"reasoning": results}))
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         folder, jsonl = Path(tmp) / "in", Path(tmp) / "in.jsonl"
         folder.mkdir()

@@ -16,7 +16,8 @@ the final part follows), "open" (the response stops inside the thought: cut off 
 the model never closed it). Used by `rules` (the committed answer is in the final part) and by the
 prompt stage (what of a long response to hand xFinder's 2,048-token window).
 
-Only literal markers are searched (str.find), so segmenting is linear in the text and bounded.
+Only literal markers are searched (str.find, or the few "<" positions), so segmenting is linear in the
+text and bounded.
 """
 
 from __future__ import annotations
@@ -51,35 +52,80 @@ def segment(text: str) -> Segments:
     """Split `text` into its thought and final part (see the module docstring)."""
     if "<" not in text and "◁" not in text and "assistantfinal" not in text:
         return Segments("", text, NONE, "")  # the common case: no marker can be present
-    harmony = _harmony(text)
+    markers = _Markers(text)
+    harmony = _harmony(text, markers)
     if harmony is not None:
         return harmony
     for family, open_tag, close_tag, final_open, final_close in _PAIRED:
-        close = text.rfind(close_tag)
+        close = markers.rfind(close_tag)
         if close >= 0:
-            start = text.find(open_tag)
+            start = markers.find(open_tag)
             thought = text[start + len(open_tag) if 0 <= start < close else 0 : close]
             final = text[close + len(close_tag) :]
             return Segments(thought, _inner(final, final_open, final_close), CLOSED, family)
-        start = text.find(open_tag)
+        start = markers.find(open_tag)
         if start >= 0:
-            if final_open and final_open in text:  # a solution without the thought's closer
+            if final_open and markers.find(final_open) >= 0:  # a solution without the thought's closer
                 return Segments(text[start:], _inner(text, final_open, final_close), CLOSED, family)
             return Segments(text[start + len(open_tag) :], "", OPEN, family)
-    return _answer_tag(text)
+    return _answer_tag(text, markers)
 
 
-def _answer_tag(text: str) -> Segments:
+# With at most this many "<" in a text, the markers are looked for only where a "<" is.
+MAX_MARKER_STARTS = 64
+
+
+def marker_starts(text: str) -> list[int] | None:
+    """Every position of "<" in text, in order; None when there are more than MAX_MARKER_STARTS."""
+    starts: list[int] = []
+    k = text.find("<")
+    while k >= 0:
+        if len(starts) == MAX_MARKER_STARTS:
+            return None
+        starts.append(k)
+        k = text.find("<", k + 1)
+    return starts
+
+
+class _Markers:
+    """str.find / str.rfind of markers in one text, read off its few "<" positions: a marker holding a
+    "<" occurs only with that "<" at one of them. A reasoning response runs to 100k characters; one
+    scan for "<" replaces a scan of it per marker looked for (a dozen, most of them absent)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.starts = marker_starts(text)
+
+    def find(self, marker: str, start: int = 0) -> int:
+        lt = marker.find("<")
+        if self.starts is None or lt < 0:
+            return self.text.find(marker, start)
+        for k in self.starts:
+            if k - lt >= start and self.text.startswith(marker, k - lt):
+                return k - lt
+        return -1
+
+    def rfind(self, marker: str) -> int:
+        lt = marker.find("<")
+        if self.starts is None or lt < 0:
+            return self.text.rfind(marker)
+        for k in reversed(self.starts):
+            if k >= lt and self.text.startswith(marker, k - lt):
+                return k - lt
+        return -1
+
+
+def _answer_tag(text: str, markers: _Markers) -> Segments:
     """An answer tag without a reasoning tag ("... <answer>42</answer>"): its content is the final
     part; an answer tag never closed was cut off ("<answer>(8")."""
-    k = text.rfind("<answer>")
+    k = markers.rfind("<answer>")
     if k < 0:
         return Segments("", text, NONE, "")
-    inner = text[k + len("<answer>") :]
-    end = inner.find("</answer>")
+    begin = k + len("<answer>")
+    end = markers.find("</answer>", begin)
     if end < 0:
         return Segments(text, "", OPEN, "tags")
-    return Segments(text[:k], inner[:end], CLOSED, "tags")
+    return Segments(text[:k], text[begin:end], CLOSED, "tags")
 
 
 def _inner(final: str, opener: str, closer: str) -> str:
@@ -94,10 +140,10 @@ def _inner(final: str, opener: str, closer: str) -> str:
     return final
 
 
-def _harmony(text: str) -> Segments | None:
+def _harmony(text: str, markers: _Markers) -> Segments | None:
     """gpt-oss Harmony channels: the `final` channel answers; `analysis` alone was cut off."""
     for marker in _HARMONY_FINAL:
-        k = text.rfind(marker)
+        k = markers.rfind(marker)
         if k >= 0:
             final = text[k + len(marker) :]
             if marker.endswith("<|constrain|>"):  # "<|constrain|>json<|message|>{...}"
@@ -109,7 +155,7 @@ def _harmony(text: str) -> Segments | None:
                     final = final[:e]
             return Segments(_strip_harmony(text[:k]), final, CLOSED, "harmony")
     for marker in _HARMONY_ANALYSIS:
-        k = text.find(marker)
+        k = markers.find(marker)
         if k >= 0:
             return Segments(_strip_harmony(text[k + len(marker) :]), "", OPEN, "harmony")
     return None

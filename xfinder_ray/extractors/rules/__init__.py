@@ -137,7 +137,7 @@ def _settled(e: Extraction, final: str, question: str, ix) -> Extraction:
     """A closed thought's final part that states one answer, whole, and nothing else: certain."""
     if e.answer == NO_VALID_ANSWER or len(final) > MAX_SETTLED_FINAL:
         return e
-    if _BARE_DECOR.sub("", final) == e.answer:  # "</think> Yes.", "<answer>8</answer>", "\\boxed{8}"
+    if _without_bare_decor(final) == e.answer:  # "</think> Yes.", "<answer>8</answer>", "\\boxed{8}"
         return Extraction(e.answer, CERTAIN)
     if e.confidence != LIKELY:
         return e
@@ -148,10 +148,24 @@ def _settled(e: Extraction, final: str, question: str, ix) -> Extraction:
     return Extraction(e.answer, CERTAIN)
 
 
-MAX_SETTLED_FINAL = 4_000
-_BARE_DECOR = re.compile(
-    r"^[\s$*(]*(?:\\boxed\{)?|\}?[\s$*.)]*$"
-)  # a final part longer than this is a solution write-up, not a statement
+MAX_SETTLED_FINAL = 4_000  # a final part longer than this is a solution write-up, not a statement
+_LEAD_DECOR = re.compile(r"[\s$*(]*(?:\\boxed\{)?")
+_TRAIL_DECOR = "$*.)"  # and whitespace
+
+
+def _without_bare_decor(final: str) -> str:
+    """`final` without its leading "$", "*", "(" and "\\boxed{" and its trailing "}", "$", "*", ".",
+    ")" (whitespace too, either side). The same as removing the matches of "^[\\s$*(]*(?:\\\\boxed\\{)?"
+    and "\\}?[\\s$*.)]*$" with re.sub, but read from the two ends: re.sub tried the second at every
+    position of the text."""
+    begin = _LEAD_DECOR.match(final).end()
+    end = len(final)
+    while end > 0 and (final[end - 1] in _TRAIL_DECOR or final[end - 1].isspace()):
+        end -= 1
+    if end > 0 and final[end - 1] == "}":
+        end -= 1
+    return final[begin : max(begin, end)]
+
 
 LONG_OPEN_THOUGHT = 8_000  # characters
 

@@ -390,17 +390,19 @@ def _concludes(text: str, claims: list[Claim], chosen: Claim, question: str, ix:
     chain of thought that concludes "The answer is (C)." once, or repeats it, and nothing else."""
     if chosen.backward or chosen.tier < P.NORMAL or len(text) - chosen.pos > MAX_CONCLUSION_TAIL:
         return False
+    if len(claims) > MAX_CONSISTENT_CLAIMS:
+        return False  # decided before any claim is parsed (the claims are not read after this)
     if truncated(text) or _DOUBT.search(text, max(0, chosen.start - 60)):
         return False
     if ix is None and (len(chosen.value) > 40 or " " in chosen.value.strip()):
         return False  # a long or spaced formula: the model reads its form better
-    for c in claims[-MAX_CONSISTENT_CLAIMS:]:
+    for c in claims:
         parse_claim(text, c, ix, question)
         if c.tier < P.NORMAL:
             continue
         if c.status in (AMBIG, OUT) or (c.status == OK and c.value != chosen.value):
             return False
-    return len(claims) <= MAX_CONSISTENT_CLAIMS
+    return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -546,10 +548,17 @@ _RECAP = re.compile(
 )
 
 
+def _may_recap(text: str) -> bool:
+    """Whether _RECAP can match: a substring test for its words, not a case-insensitive scan. ("ſ"
+    is one re.I reads as "s" that lower() keeps as it is.)"""
+    low = text.lower()
+    return "recap" in low or "summar" in low or "总结" in text or "以上答案" in text or "ſ" in text
+
+
 def _cut_recap(text: str, claims: list[Claim], question: str, ix: Index | None) -> tuple[str, list[Claim]]:
     if len(claims) < 3:
         return text, claims
-    m = _RECAP.search(text)
+    m = _RECAP.search(text) if _may_recap(text) else None
     if not m:
         return text, claims
     before = [c for c in claims if c.start < m.start()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from xfinder_ray import reasoning
 from xfinder_ray.parsing import STOP_STRINGS
 
 MATH = "math"
@@ -25,11 +26,28 @@ def cut_at_stop(llm_output: object) -> str:
     """The response as a string, up to the first stop string (a chat template's end-of-turn token)."""
     text = llm_output if isinstance(llm_output, str) else ("" if llm_output is None else str(llm_output))
     if "<" in text:  # every stop string starts with "<" (thought markers are xfinder_ray.reasoning's)
-        for stop in STOP_STRINGS:
-            cut = text.find(stop)
-            if cut >= 0:
-                text = text[:cut]
+        cut = _first_stop(text)
+        if cut >= 0:
+            text = text[:cut]
     return text
+
+
+# No stop string holds a "<" past its first character, so none can straddle the start of another:
+# cutting at each in turn cuts at the earliest of them, which is found where a "<" is.
+_STOPS_START_AT_LT = all(s[:1] == "<" and "<" not in s[1:] for s in STOP_STRINGS)
+
+
+def _first_stop(text: str) -> int:
+    """Where `text` is cut at its stop strings (-1: nowhere)."""
+    starts = reasoning.marker_starts(text) if _STOPS_START_AT_LT else None
+    if starts is not None:
+        return next((k for k in starts if text.startswith(STOP_STRINGS, k)), -1)
+    cut = -1
+    for stop in STOP_STRINGS:
+        k = text.find(stop, 0, cut if cut >= 0 else len(text))
+        if k >= 0:
+            cut = k
+    return cut
 
 
 def prepare(text: str, kat: str) -> str:
@@ -107,10 +125,15 @@ def is_formula_line(line: str) -> bool:
     return not any(len(w) >= 4 and w.isalpha() for w in re.split(r"[^A-Za-z]+", line.replace("\\frac", "")))
 
 
+_BRACES = re.compile(r"[{}]")
+
+
 def _open_math(tail: str) -> bool:
     """Cut off inside a formula: more "{" than "}" at the end ("\\sqrt{900-1540+829")."""
+    if "{" not in tail:
+        return False  # the common case (prose), decided without walking the characters
     depth = 0
-    for ch in tail:
+    for ch in _BRACES.findall(tail):
         if ch == "{":
             depth += 1
         elif ch == "}":
