@@ -26,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 KAF_DEV = HERE.parents[1] / "shared" / "data" / "kaf_dev.jsonl"
 REAL_DEV = KAF_DEV.with_name("real_dev.jsonl")
 REASONING_DEV = HERE / "data" / "reasoning_dev" / "reasoning_dev.jsonl"
+THINK_DEV = HERE / "data" / "think_dev" / "think_dev.jsonl"
 MC_COT_DEV = HERE / "data" / "mc_cot_dev" / "mc_cot_dev.jsonl"
 
 
@@ -68,7 +69,11 @@ def main() -> None:
         if path.exists():
             results.append(evaluate(name, read_jsonl(path)))
     results.append(evaluate("sample", [r for r in read_sample() if r.get("defect") is None]))
-    for name, path in (("reasoning_dev", REASONING_DEV), ("mc_cot_dev", MC_COT_DEV)):
+    for name, path in (
+        ("reasoning_dev", REASONING_DEV),
+        ("mc_cot_dev", MC_COT_DEV),
+        ("think_dev", THINK_DEV),
+    ):
         if path.exists():
             rows = read_jsonl(path)
             results.append(evaluate(f"{name} (tuned)", [r for r in rows if not r.get("held_out")]))

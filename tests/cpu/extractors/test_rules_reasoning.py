@@ -21,6 +21,9 @@ YES_NO = parse_answer_range(["Yes", "No"], "categorical_label")
 DATA = Path(__file__).resolve().parents[3] / "benchmarks" / "data"
 REASONING_DEV = DATA / "reasoning_dev" / "reasoning_dev.jsonl"
 MC_COT_DEV = DATA / "mc_cot_dev" / "mc_cot_dev.jsonl"
+THINK_DEV = DATA / "think_dev" / "think_dev.jsonl"
+REAL_SETS = [REASONING_DEV, MC_COT_DEV, THINK_DEV]
+REAL_SET_IDS = ["reasoning_dev", "mc_cot_dev", "think_dev"]
 
 LOOP_MC = "Thinking. " + "The answer is (A). The answer is (C). The answer is (E). " * 6 + "The answer is"
 
@@ -152,6 +155,20 @@ def test_closed_thought_with_cut_off_final_uses_the_thoughts_last_answer():
     assert (e.answer, e.confidence) == ("12", rules.UNSURE)
 
 
+def test_long_thought_without_markers_cut_off_while_deliberating_commits_to_nothing():
+    # The opening <think> was in the prompt and the thought ran into the token cap: no marker at all.
+    body = "Okay, let's see. Option C describes the scale factor, and E the density. " * 120
+    cut = body + "So E is correct.\n\nAlternatively, maybe the answer is C, because the distance was 1/4. But why is C also"
+    e = rules.extract_scored("alphabet_option", "Which?", cut, LETTERS)
+    assert (e.answer, e.reason) == (NVA, "truncated")
+    # The same length, cut off while explaining an answer it does not question: committed.
+    kept = body + "So the answer is (E).\n\nThis follows because the density scales with the cube of the"
+    assert rules.extract("alphabet_option", "Which?", kept, LETTERS) == "E"
+    # Short chat output cut off after "But": not a thought, the answer stands.
+    short = "The answer is (E). But the explanation needs the density, which scales with the cube of the"
+    assert rules.extract("alphabet_option", "Which?", short, LETTERS) == "E"
+
+
 def test_segment_families():
     assert reasoning.segment("<think>a</think>b") == reasoning.Segments("a", "b", "closed", "think")
     assert reasoning.segment("a</think>b").state == "closed"  # the opening tag was in the prompt
@@ -179,7 +196,7 @@ def test_long_loop_is_fast():
     assert (e.answer, e.reason) == (NVA, "loop")
 
 
-@pytest.mark.parametrize("path", [REASONING_DEV, MC_COT_DEV], ids=["reasoning_dev", "mc_cot_dev"])
+@pytest.mark.parametrize("path", REAL_SETS, ids=REAL_SET_IDS)
 @pytest.mark.parametrize("held_out", [False, True])
 def test_real_reasoning_sets_accuracy(path, held_out):
     """Extraction >= 95% and judgment >= 97% on each real set, tuned and held-out models apart."""
@@ -195,7 +212,7 @@ def test_real_reasoning_sets_accuracy(path, held_out):
     assert judged / len(rows) >= 0.97, judged / len(rows)
 
 
-@pytest.mark.parametrize("path", [REASONING_DEV, MC_COT_DEV], ids=["reasoning_dev", "mc_cot_dev"])
+@pytest.mark.parametrize("path", REAL_SETS, ids=REAL_SET_IDS)
 def test_certain_tier_is_precise(path):
     """The router settles `certain` rows without the model: they must be right."""
     rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]

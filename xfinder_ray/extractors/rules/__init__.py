@@ -113,6 +113,8 @@ def _extract(key_answer_type: str, question: str, llm_output: str, answer_range:
         text = prepare(raw, kat)
         if not text.strip() or is_no_valid_answer(text):
             return Extraction(NO_VALID_ANSWER, LIKELY, "none_found")
+        if _deliberating_when_cut_off(text):
+            return Extraction(NO_VALID_ANSWER, LIKELY, "truncated")
         return _extract_part(text, kat, question, _index(kat, answer_range))
     ix = _index(kat, answer_range)
     thought_tail = prepare(reasoning.tail(seg.thought, THOUGHT_TAIL), kat)
@@ -168,6 +170,26 @@ def _without_bare_decor(final: str) -> str:
 
 
 LONG_OPEN_THOUGHT = 8_000  # characters
+
+# A sentence that weighs the answer again: "But wait, ...", "Alternatively, maybe C.", "Hmm, ..."
+_RECONSIDERS = re.compile(
+    r"(?:^|[.!?]\s|\n)\s{0,3}(?:but|wait|alternatively|however|hmm+|or\s{1,3}(?:maybe|perhaps)|hold\s{1,3}on)\b",
+    re.I,
+)
+LAST_PARAGRAPH = 3_000  # characters read for the paragraph the response was cut off in
+
+
+def _deliberating_when_cut_off(text: str) -> bool:
+    """A long response without thought markers, cut off mid-sentence while it still weighs the answer:
+    a thought whose opening tag was in the prompt ran into the token cap ("... So D is correct. But
+    why would the problem expect Btu/lb? ... typical bituminous coal has a heating value"). It never
+    committed, like a cut-off open thought; a short chat answer cut off in its explanation did."""
+    if len(text) < LONG_OPEN_THOUGHT or not truncated(text) or trailing_loop(text)[0] >= 0:
+        return False  # a loop is a loop (its own reason)
+    tail = text[-LAST_PARAGRAPH:]
+    paragraph = tail[tail.rfind("\n\n") + 2 :] if "\n\n" in tail else tail
+    return _RECONSIDERS.search(paragraph) is not None
+
 
 # How much of a thought's end is read for its last stated answer.
 THOUGHT_TAIL = 6_000
