@@ -72,7 +72,11 @@ def run_job(overrides: list[str], env: dict | None = None) -> dict:
         "output.overwrite=true",
         *overrides,
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})})
+    # A fresh shared-verdict folder: each job starts as on a new machine, not with an earlier run's verdicts.
+    cold = {"XFINDER_VERDICT_CACHE_DIR": tempfile.mkdtemp(prefix="bench-verdicts-")}
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **cold, **(env or {})}
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"job failed:\n{proc.stderr[-3000:]}")
     lines = [x for x in proc.stdout.splitlines() if x.startswith("BENCH_JSON ")]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -112,6 +113,8 @@ def run_score_job(folder: Path, out: Path) -> float:
         capture_output=True,
         text=True,
         cwd=ROOT,
+        # A fresh shared-verdict folder: the job starts as on a new machine, without earlier verdicts.
+        env={**os.environ, "XFINDER_VERDICT_CACHE_DIR": tempfile.mkdtemp(prefix="bench-verdicts-")},
     )
     if proc.returncode:
         raise RuntimeError(proc.stderr[-3000:])

@@ -1,9 +1,13 @@
 import os
+import tempfile
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAY_DISABLE_USAGE_STATS", "1")
+# The session's own shared math-verify verdicts (judging/verdict_cache.py), inherited by the jobs and
+# Ray workers it starts: never the machine's, so no earlier run decides what a test sees.
+os.environ.setdefault("XFINDER_VERDICT_CACHE_DIR", tempfile.mkdtemp(prefix="xfinder-verdicts-"))
 
 
 @pytest.fixture(scope="session")

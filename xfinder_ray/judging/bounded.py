@@ -25,6 +25,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .verdict_cache import VerdictCache, cache_folder
+
 WORKER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
 DEFAULT_BUDGET_S = 1.3
 # Hard cap on a caller's wait; the gap to the budget absorbs IPC and the supervisor's kill on a
@@ -46,6 +48,7 @@ class WorkerStats:
     busy: int = 0
     restarts: int = 0
     boots: int = 0
+    shared_hits: int = 0  # verdicts another process of this machine had reached (verdict_cache.py)
 
 
 def _close_pipes(proc: subprocess.Popen) -> None:
@@ -82,6 +85,7 @@ class BoundedVerifier:
         self._pid = os.getpid()
         self._cache: OrderedDict[tuple, bool] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._shared = VerdictCache(cache_folder())
         self._stats_lock = threading.Lock()
 
     def _count(self, name: str) -> None:
@@ -187,6 +191,11 @@ class BoundedVerifier:
                 self._cache.move_to_end(key)
                 self._count("cache_hits")
                 return hit, "cached"
+        shared = self._shared.get(gold, pred)
+        if shared is not None:
+            self._count("shared_hits")
+            self._remember(key, shared)
+            return shared, "cached"
         if self._proc is None:
             self.warm_up()  # one-time start, outside the budget
         start = time.monotonic()
@@ -233,11 +242,16 @@ class BoundedVerifier:
             self._count("errors")
         if status in ("ok", "error"):
             # Deterministic outcomes only: a timeout may succeed on a less loaded machine.
-            with self._cache_lock:
-                self._cache[key] = ok
-                if len(self._cache) > _CACHE_SIZE:
-                    self._cache.popitem(last=False)
+            self._remember(key, ok)
+        if status == "ok":
+            self._shared.put(gold, pred, ok)
         return ok, status
+
+    def _remember(self, key: tuple, ok: bool) -> None:
+        with self._cache_lock:
+            self._cache[key] = ok
+            if len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
 
 
 _VERIFIER: BoundedVerifier | None = None

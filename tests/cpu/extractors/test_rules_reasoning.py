@@ -158,7 +158,10 @@ def test_closed_thought_with_cut_off_final_uses_the_thoughts_last_answer():
 def test_long_thought_without_markers_cut_off_while_deliberating_commits_to_nothing():
     # The opening <think> was in the prompt and the thought ran into the token cap: no marker at all.
     body = "Okay, let's see. Option C describes the scale factor, and E the density. " * 120
-    cut = body + "So E is correct.\n\nAlternatively, maybe the answer is C, because the distance was 1/4. But why is C also"
+    cut = (
+        body
+        + "So E is correct.\n\nAlternatively, maybe the answer is C, because the distance was 1/4. But why is C also"
+    )
     e = rules.extract_scored("alphabet_option", "Which?", cut, LETTERS)
     assert (e.answer, e.reason) == (NVA, "truncated")
     # The same length, cut off while explaining an answer it does not question: committed.
