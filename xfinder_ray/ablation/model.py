@@ -19,8 +19,8 @@ whose model folder is not on disk is skipped with a note (never downloaded).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -44,14 +44,42 @@ def is_verifier(name: str) -> bool:
     return name.startswith(VERIFIER_PREFIX)
 
 
-def verifier_settings(a: AblationConfig, name: str) -> tuple[VerifierConfig, XFinderConfig]:
-    """The verifier section of `verifier:<checkpoint>` (defaults filled) and its engine settings."""
+@dataclass(frozen=True)
+class ModelColumn:
+    """One model column's settings: an xFinder checkpoint (`engine` is its whole `xfinder` section), or
+    a verifier (`verifier`; `engine` holds its pool and engine settings, the `xfinder` defaults)."""
+
+    engine: XFinderConfig
+    verifier: VerifierConfig | None = None
+
+    @property
+    def model_source(self) -> str | None:
+        return self.verifier.model_source if self.verifier is not None else self.engine.model_source
+
+    @property
+    def device(self) -> str:
+        return self.engine.device
+
+    def on(self, device: str) -> ModelColumn:
+        """These settings on the device the driver resolved."""
+        return replace(self, engine=replace(self.engine, device=device))
+
+
+def column_settings(a: AblationConfig, name: str) -> ModelColumn:
+    """The settings of the model column `xfinder:<label>` or `verifier:<checkpoint>`."""
+    if is_verifier(name):
+        return ModelColumn(XFinderConfig(), verifier_settings(a, name))
+    return ModelColumn(settings(a, name))
+
+
+def verifier_settings(a: AblationConfig, name: str) -> VerifierConfig:
+    """The verifier section of `verifier:<checkpoint>`, defaults filled."""
     from xfinder_ray.config import complete_verifier
 
     label = name[len(VERIFIER_PREFIX) :]
     v = replace(a.verifier.get(label) or VerifierConfig(), checkpoint=label)
     complete_verifier(v, None, f"ablation.verifier.{label}")
-    return v, XFinderConfig()
+    return v
 
 
 def raw_col(extractor: str) -> str:
@@ -100,11 +128,11 @@ def check_settings(a: AblationConfig, name: str) -> None:
             raise ConfigError(f"invalid config: {key}.{field} must be >= 1")
 
 
-def missing_model(x: XFinderConfig | tuple[VerifierConfig, XFinderConfig]) -> str | None:
+def missing_model(m: ModelColumn) -> str | None:
     """Why this checkpoint cannot run here (its model folder is not on disk), or None."""
     from xfinder_ray.stages.extract import model_is_local
 
-    source = x[0].model_source if isinstance(x, tuple) else x.model_source
+    source = m.model_source
     if source and model_is_local(source):
         return None
     return (
@@ -113,27 +141,14 @@ def missing_model(x: XFinderConfig | tuple[VerifierConfig, XFinderConfig]) -> st
     )
 
 
-def identity(
-    x: XFinderConfig | tuple[VerifierConfig, XFinderConfig], storage: StorageConfig | None = None
-) -> str:
+def identity(m: ModelColumn, storage: StorageConfig | None = None) -> str:
     """The scoring job's extractor identity string for these settings (device already resolved)."""
     from xfinder_ray.extractors.model import model_extractor_identity
     from xfinder_ray.extractors.verifier import verifier_identity
 
-    if isinstance(x, tuple):
-        return verifier_identity(x[0], x[1], x[1].device, storage)
-    return model_extractor_identity(x, x.device, storage)
-
-
-def with_device(x: XFinderConfig | tuple[VerifierConfig, XFinderConfig], device: str) -> Any:
-    """These settings on the device the driver resolved."""
-    if isinstance(x, tuple):
-        return x[0], replace(x[1], device=device)
-    return replace(x, device=device)
-
-
-def device_of(x: XFinderConfig | tuple[VerifierConfig, XFinderConfig]) -> str:
-    return x[1].device if isinstance(x, tuple) else x.device
+    if m.verifier is not None:
+        return verifier_identity(m.verifier, m.engine, m.device, storage)
+    return model_extractor_identity(m.engine, m.device, storage)
 
 
 def _outputs(extractor: str, raw: pa.Array, logprob: pa.Array, error: pa.Array) -> list[tuple[str, pa.Array]]:
@@ -169,22 +184,20 @@ def null_outputs(batch: pa.Table, *, extractors: list[str]) -> pa.Table:
 
 
 def model_stage(
-    name: str,
-    x: XFinderConfig | tuple[VerifierConfig, XFinderConfig],
-    batch_size: int,
-    storage: StorageConfig | None = None,
+    name: str, m: ModelColumn, batch_size: int | None, storage: StorageConfig | None = None
 ) -> Callable[[ray.data.Dataset], ray.data.Dataset]:
-    """valid rows -> + raw_output[name], logprob[name], extract_error[name] (lazy); the device in `x`
+    """valid rows -> + raw_output[name], logprob[name], extract_error[name] (lazy); the device in `m`
     is the one the driver resolved."""
     from xfinder_ray.extractors.model import build_model_extractor
     from xfinder_ray.extractors.verifier import build_verifier_judge
 
-    if isinstance(x, tuple):  # a verifier: its stage asks for logprobs itself
-        v, engine = x
-        model = build_verifier_judge(v, engine, device=engine.device, batch_size=batch_size, storage=storage)
+    if m.verifier is not None:  # a verifier: its stage asks for logprobs itself
+        model = build_verifier_judge(
+            m.verifier, m.engine, device=m.device, batch_size=batch_size, storage=storage
+        )
     else:
         model = build_model_extractor(
-            x, device=x.device, batch_size=batch_size, logprobs=True, storage=storage
+            m.engine, device=m.device, batch_size=batch_size, logprobs=True, storage=storage
         )
 
     def stage(ds: ray.data.Dataset) -> ray.data.Dataset:

@@ -101,13 +101,13 @@ def model_extractors(cfg: AblationJobConfig) -> tuple[list[str], dict[str, Any],
     run, models, skipped = [], {}, []
     for e in a.extractors:
         if model.is_model_extractor(e):
-            x = model.verifier_settings(a, e) if model.is_verifier(e) else model.settings(a, e)
-            reason = model.missing_model(x)
+            m = model.column_settings(a, e)
+            reason = model.missing_model(m)
             if reason is not None:
                 skipped.append({"extractor": e, "reason": reason})
                 log.warning("ablation: skipping %s: %s", e, reason)
                 continue
-            models[e] = model.with_device(x, resolve_device(model.device_of(x)))  # once, on the driver
+            models[e] = m.on(resolve_device(m.device))  # once, on the driver
         run.append(e)
     if not run:
         raise FileNotFoundError(
