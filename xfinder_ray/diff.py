@@ -23,8 +23,8 @@ still a data change a leaderboard maintainer wants to see.
 
 Per model (and per model and task), over the records in both runs: accuracy in each, the delta, and the
 exact McNemar test on the discordant pairs; with the runs' own macro accuracy and rank, rank and
-ranked read from each run's accuracy/ranks.parquet (the leaderboard's ranking: models scored on fewer
-tasks and rejects without a model are not ranked). A rank move is given only for a model ranked in both
+ranked as each run's leaderboard has them (accuracy/by_model.parquet; ranks.parquet for an older output:
+models scored on fewer tasks and rejects without a model are not ranked). A rank move is given only for a model ranked in both
 runs; otherwise `rank_note` says why not (new, gone, ranked in one run only).
 Written to <OUT>/diff/{flips,input_changes,models,tasks}.parquet, <OUT>/diff/rank_moves.png and
 <OUT>/diff.md (last).
@@ -148,21 +148,34 @@ def join_runs(old: pa.Table, new: pa.Table) -> pa.Table:
     return joined
 
 
-def _differs(df: pd.DataFrame, col: str) -> pd.Series:
-    if f"{col}_old" not in df:
-        return pd.Series(False, index=df.index)
-    a, b = df[f"{col}_old"], df[f"{col}_new"]
-    return (a != b) & ~(a.isna() & b.isna())
+def _differs(table: pa.Table, col: str) -> np.ndarray:
+    """Per row, whether `col`'s old and new values differ: missing in both runs is no difference,
+    missing in one is; a column the runs do not both have never differs."""
+    if f"{col}_old" not in table.column_names:
+        return np.zeros(table.num_rows, bool)
+    a, b = table[f"{col}_old"], table[f"{col}_new"]
+    one_missing = pc.xor(pc.is_null(a), pc.is_null(b))
+    return _bools(pc.fill_null(pc.not_equal(a, b), one_missing))
 
 
-def flips_of(joined: pa.Table) -> pd.DataFrame:
-    both = pc.and_(joined["in_old"], joined["in_new"])
-    changed = pc.fill_null(pc.not_equal(joined["judgment_old"], joined["judgment_new"]), False)
-    df = joined.filter(pc.and_(both, changed)).to_pandas()
-    inp = _differs(df, "correct_answer") | _differs(df, "key_answer_type") | _differs(df, "question_key")
-    answer = _differs(df, "extracted_answer")
+def _bools(mask: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    return np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _in_both(joined: pa.Table) -> np.ndarray:
+    return _bools(pc.and_(joined["in_old"], joined["in_new"]))
+
+
+def flips_of(joined: pa.Table, inputs: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The records in both runs whose verdict differs, with the reason (`inputs`: input_differences)."""
+    changed = _bools(pc.fill_null(pc.not_equal(joined["judgment_old"], joined["judgment_new"]), False))
+    keep = _in_both(joined) & changed
+    flipped = joined.filter(pa.array(keep))
+    inp = np.logical_or.reduce([d[keep] for d in inputs.values()])
+    answer = _differs(flipped, "extracted_answer")
+    df = flipped.to_pandas()
     reason = np.select(
-        [inp, answer & _differs(df, "extractor"), answer, _differs(df, "comparator")],
+        [inp, answer & _differs(flipped, "extractor"), answer, _differs(flipped, "comparator")],
         ["input", "extractor", "extraction", "comparator"],
         "judging",
     )
@@ -203,7 +216,8 @@ def paired_counts(joined: pa.Table, by: list[str]) -> pd.DataFrame:
     return g.sort_values(by).reset_index(drop=True)
 
 
-def _accuracy_table(loc: Location, name: str) -> pd.DataFrame | None:
+def accuracy_table(loc: Location, name: str) -> pd.DataFrame | None:
+    """A run's accuracy/<name>.parquet, or None where the run has none."""
     path = loc.join("accuracy", f"{name}.parquet")
     if not exists(path):
         return None
@@ -211,25 +225,40 @@ def _accuracy_table(loc: Location, name: str) -> pd.DataFrame | None:
         return pq.read_table(f).to_pandas()
 
 
+RANK_INTERVAL = ["rank_low", "rank_high"]
+
+
+def with_ranking(by_model: pd.DataFrame, ranks: pd.DataFrame | None, interval: bool = False) -> pd.DataFrame:
+    """by_model's models but (unknown), with `ranked` and `rank` as the run's leaderboard has them:
+    by_model's own (build_tables writes them); for a by_model written before it carried them, from
+    `ranks` (accuracy/ranks.parquet), or else aggregate.rank_models. With `interval`: rank_low and
+    rank_high from `ranks`, null without them. A `ranks` that lacks any of these columns is not used."""
+    columns = ["ranked", "rank", *(RANK_INTERVAL if interval else [])]
+    usable = ranks is not None and {"model", *columns} <= set(ranks.columns)
+    df = by_model[by_model["model"] != UNKNOWN]
+    if "ranked" not in df:
+        df = _merge_ranks(df, ranks, ["ranked", "rank"]) if usable else rank_models(df)
+    if interval:
+        df = _merge_ranks(df, ranks, RANK_INTERVAL) if usable else df.assign(rank_low=pd.NA, rank_high=pd.NA)
+    return df
+
+
+def _merge_ranks(df: pd.DataFrame, ranks: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """df with `columns` from ranks, by model; a model ranks does not have is not ranked."""
+    df = df.drop(columns=columns, errors="ignore").merge(ranks[["model", *columns]], on="model", how="left")
+    return df.assign(ranked=df["ranked"].fillna(False).astype(bool))
+
+
 RANKING = ["model", "ranked", "rank", "accuracy_micro", "accuracy_macro"]
 
 
 def ranked(loc: Location) -> pd.DataFrame:
-    """A run's ranking, as its leaderboard has it: accuracy/by_model's models (never (unknown)) with
-    `ranked` and `rank` from accuracy/ranks.parquet; an output written before ranks.parquet existed
-    is ranked the same way from its by_model (aggregate.rank_models)."""
-    by_model = _accuracy_table(loc, "by_model")
+    """A run's ranking, as its leaderboard has it (with_ranking): accuracy/by_model's models (never
+    (unknown)) with `ranked` and `rank` (null where not ranked)."""
+    by_model = accuracy_table(loc, "by_model")
     if by_model is None:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in RANKING})
-    by_model = by_model[by_model["model"] != UNKNOWN]
-    ranks = _accuracy_table(loc, "ranks")
-    if ranks is not None and {"model", "ranked", "rank"} <= set(ranks.columns):
-        df = by_model.drop(columns=["rank", "ranked"], errors="ignore").merge(
-            ranks[["model", "ranked", "rank"]], on="model", how="left"
-        )
-        df["ranked"] = df["ranked"].fillna(False).astype(bool)
-    else:
-        df = rank_models(by_model) if "ranked" not in by_model else by_model
+    df = with_ranking(by_model, accuracy_table(loc, "ranks"))
     df["rank"] = df["rank"].astype("Int64").where(df["ranked"])
     return df[RANKING].reset_index(drop=True)
 
@@ -288,20 +317,28 @@ INPUT_FIELDS = {
 }
 
 
-def input_changes_of(joined: pa.Table) -> pd.DataFrame:
+def input_differences(joined: pa.Table) -> dict[str, np.ndarray]:
+    """Per input field (INPUT_FIELDS' names), row for row with `joined`, whether the runs' values
+    differ; built once for the flips' `input` reason and diff/input_changes."""
+    return {name: _differs(joined, col) for col, name in INPUT_FIELDS.items()}
+
+
+def input_changes_of(joined: pa.Table, inputs: dict[str, np.ndarray]) -> pd.DataFrame:
     """The records in both runs whose input differs (gold answer, key_answer_type, question: by
-    question_key where both runs have it), whether or not their verdict flipped; `changed` names what."""
-    df = joined.filter(pc.and_(joined["in_old"], joined["in_new"])).to_pandas()
-    diffs = {name: _differs(df, col) for col, name in INPUT_FIELDS.items()}
-    changed = pd.concat(diffs, axis=1).any(axis=1) if len(df) else pd.Series(dtype=bool)
-    df = df[changed].copy()
-    what = [", ".join(name for name, d in diffs.items() if d.loc[i]) for i in df.index]
+    question_key where both runs have it; `inputs`: input_differences), whether or not their verdict
+    flipped; `changed` names what. Only those records are converted to pandas."""
+    keep = _in_both(joined) & np.logical_or.reduce(list(inputs.values()))
+    rows = joined.filter(pa.array(keep))
+    fields = [
+        f"{c}_{side}" for c in INPUT_FIELDS for side in ("old", "new") if f"{c}_old" in rows.column_names
+    ]
+    df = rows.select(KEY + fields + ["judgment_old", "judgment_new"]).to_pandas()
+    kept = {name: d[keep] for name, d in inputs.items()}
+    what = [", ".join(name for name, d in kept.items() if d[i]) for i in range(len(df))]
     df["changed"] = pd.Series(what, index=df.index, dtype=object)
-    df["flipped"] = (df["judgment_old"].fillna(False) != df["judgment_new"].fillna(False)).astype(bool)
-    cols = KEY + ["changed", "flipped"]
-    for col in INPUT_FIELDS:
-        cols += [f"{col}_old", f"{col}_new"] if f"{col}_old" in df else []
-    cols += ["judgment_old", "judgment_new"]
+    jo, jn = (pc.fill_null(rows[f"judgment_{side}"], False) for side in ("old", "new"))
+    df["flipped"] = _bools(pc.not_equal(jo, jn))
+    cols = KEY + ["changed", "flipped", *fields, "judgment_old", "judgment_new"]
     return df[cols].sort_values(KEY).reset_index(drop=True)
 
 
@@ -313,8 +350,9 @@ def diff_runs(
     new, new_manifest = committed(new_uri, storage)
     out = resolve(out_uri, storage) if out_uri else new
     joined = join_runs(read_judgments(old), read_judgments(new))
-    flips = flips_of(joined)
-    changes = input_changes_of(joined)
+    inputs = input_differences(joined)
+    flips = flips_of(joined, inputs)
+    changes = input_changes_of(joined, inputs)
     models = model_table(joined, old, new)
     tasks = paired_counts(joined, ["model", "task"])
     summary = summarize(joined, flips, old, new, old_manifest, new_manifest)

@@ -154,7 +154,7 @@ def run(cfg: JobConfig) -> JobResult:
     board = write_tables(
         out.join("accuracy"), by_task, by_model, extract.identity, comparison, cfg.aggregate.rejects
     )
-    write_report(out, by_task, by_model, extract.identity, cfg.judge.comparator, old, notes)  # report.html
+    write_report(out, by_task, by_model, extract.identity, cfg.judge.comparator, old, notes, comparison)
     n_judged = reconcile(out, inventory, by_task)
     manifest = build_manifest(cfg, out, extract, inventory, progress, sink, n_judged, notes, started, second)
     commit(out, manifest)

@@ -26,21 +26,21 @@ matplotlib.use("Agg")  # before pyplot: a batch job has no display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
 
-from xfinder_ray.significance import ALPHA  # noqa: E402
+from xfinder_ray.diff import accuracy_table, with_ranking  # noqa: E402
 from xfinder_ray.stages.aggregate import (  # noqa: E402
     NO_ANSWER_PREFIX,
     TIER_PREFIX,
     TIERS,
     UNKNOWN,
+    Comparison,
+    close_to_above,
     no_answer_by_model,
     rank_label,
-    rank_models,
     tied,
     tiers_by_model,
 )
-from xfinder_ray.storage import Location, exists, write_bytes_atomic  # noqa: E402
+from xfinder_ray.storage import Location, write_bytes_atomic  # noqa: E402
 
 FIGURES = {
     "accuracy.png": "Accuracy per model (micro, Wilson 95% interval; ◇ macro)",
@@ -217,28 +217,16 @@ def _cell(v: Any, pct: bool = False) -> str:
     return html.escape(str(v))
 
 
-def _table(out: Location, name: str) -> pd.DataFrame | None:
-    path = out.join("accuracy", f"{name}.parquet")
-    if not exists(path):
-        return None
-    with out.fs.open_input_file(path.path) as f:
-        return pq.read_table(f).to_pandas()
-
-
-def ranked_rows(out: Location, by_model: pd.DataFrame) -> pd.DataFrame:
-    """by_model without (unknown), with ranked, rank, rank_low, rank_high from accuracy/ranks.parquet
-    (where the job wrote it; else by_model's own, as aggregate.rank_models makes them), rank_shown
-    (`1`, `1=`, `–`) and close (≈: not significantly apart from the ranked model above, from
-    accuracy/pairwise.parquet); ranked models first, by rank, then the rest by macro accuracy."""
-    df = by_model if "ranked" in by_model else rank_models(by_model)
-    df = df[df["model"] != UNKNOWN].drop(columns=["rank_low", "rank_high"], errors="ignore")
-    ranks = _table(out, "ranks")
-    if ranks is not None and {"model", "ranked", "rank", "rank_low", "rank_high"} <= set(ranks.columns):
-        cols = ["model", "ranked", "rank", "rank_low", "rank_high"]
-        df = df.drop(columns=["rank", "ranked"]).merge(ranks[cols], on="model", how="left")
-        df["ranked"] = df["ranked"].fillna(False).astype(bool)
+def ranked_rows(out: Location, by_model: pd.DataFrame, comparison: Comparison | None = None) -> pd.DataFrame:
+    """by_model without (unknown), ranked as its leaderboard (diff.with_ranking), with rank_low and
+    rank_high, rank_shown (`1`, `1=`, `–`) and close (≈: aggregate.close_to_above); ranked models first,
+    by rank, then the rest by macro accuracy. The ranks and pairs are the job's `comparison`, or else
+    what it wrote: accuracy/ranks.parquet and accuracy/pairwise.parquet."""
+    if comparison is not None:
+        ranks, pairwise = comparison.ranks, comparison.pairwise
     else:
-        df = df.assign(rank_low=pd.NA, rank_high=pd.NA)
+        ranks, pairwise = accuracy_table(out, "ranks"), accuracy_table(out, "pairwise")
+    df = with_ranking(by_model, ranks, interval=True)
     macro = df["accuracy_macro"].astype(float).fillna(-1.0)
     df = df.assign(_r=~df["ranked"], _m=-macro).sort_values(["_r", "rank", "_m", "model"], kind="stable")
     df = df.drop(columns=["_r", "_m"]).reset_index(drop=True)
@@ -246,18 +234,10 @@ def ranked_rows(out: Location, by_model: pd.DataFrame) -> pd.DataFrame:
     df["rank_shown"] = [
         rank_label(r if k else None, t) for r, k, t in zip(df["rank"], df["ranked"], shared, strict=True)
     ]
-    pairwise = _table(out, "pairwise")
-    p_holm = {}
-    if pairwise is not None:
-        p_holm = {
-            frozenset((a, b)): p
-            for a, b, p in zip(pairwise["model_a"], pairwise["model_b"], pairwise["p_holm"], strict=True)
-        }
-    above = [None, *df["model"]][: len(df)]  # no models at all (every record rejected): none above
-    df["close"] = [
-        bool(k and i and p_holm.get(frozenset((a, m)), 0.0) >= ALPHA)
-        for i, (m, a, k) in enumerate(zip(df["model"], above, df["ranked"], strict=True))
-    ]
+    close = np.zeros(len(df), bool)
+    ranked = df["ranked"].to_numpy(bool)
+    close[ranked] = close_to_above(list(df.loc[ranked, "model"]), pairwise)
+    df["close"] = close
     return df
 
 
@@ -417,11 +397,12 @@ def write_report(
     comparator: str,
     compare_to: str | None = None,
     notes: list[str] | None = None,
+    comparison: Comparison | None = None,
 ) -> None:
-    """<out>/report.html and <out>/figures/*.png, in the ranking of accuracy/ranks.parquet (written
-    before it by write_tables); `notes`: the job's notes, shown at the top (a fallback to `rules`,
-    conflicting gold answers)."""
-    rows = ranked_rows(out, by_model)  # (unknown) left out: its rejects are in the facts line
+    """<out>/report.html and <out>/figures/*.png, in the leaderboard's ranking: the job's `comparison`
+    (else accuracy/ranks.parquet and pairwise.parquet, written before it by write_tables); `notes`: the
+    job's notes, shown at the top (a fallback to `rules`, conflicting gold answers)."""
+    rows = ranked_rows(out, by_model, comparison)  # (unknown) left out: its rejects are in the facts line
     drawn = rows[rows["accuracy_micro"].notna()].reset_index(drop=True)
     rates = reject_rates(rows)
     figures = {}

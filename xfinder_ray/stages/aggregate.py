@@ -448,6 +448,20 @@ def rank_label(rank: Any, tie: bool) -> str:
     return "–" if rank is None or pd.isna(rank) else f"{int(rank)}{'=' if tie else ''}"
 
 
+def close_to_above(ranked: list[str], pairwise: pd.DataFrame | None) -> list[bool]:
+    """The ≈ marks of the ranked models (in rank order): not significantly apart from the model just
+    above (pairwise's Holm-adjusted p ≥ ALPHA). The first model, a pair pairwise does not have, or no
+    pairwise at all: apart. leaderboard.md and report.html both mark ≈ with it."""
+    p_holm: dict[frozenset[str], float] = {}
+    if pairwise is not None:
+        pairs = zip(pairwise["model_a"], pairwise["model_b"], pairwise["p_holm"], strict=True)
+        p_holm = {frozenset((a, b)): p for a, b, p in pairs}
+    return [
+        i > 0 and bool(p_holm.get(frozenset((ranked[i - 1], model)), 0.0) >= sig.ALPHA)
+        for i, model in enumerate(ranked)
+    ]
+
+
 CONFLICT_COLUMNS = [*GOLD_KEYS, "records", "example_model", "example_record_id"]
 
 
@@ -634,9 +648,6 @@ def leaderboard_markdown(
     fw = "source_accuracy_macro" in by_model
     by_model = by_model if "ranked" in by_model else rank_models(by_model)
     lines = _leaderboard_head(extractor, len(tasks), rejects, comparison, bool(src))
-    p_holm: dict[frozenset[str], float] = {}
-    if comparison is not None:
-        p_holm = {frozenset((r.model_a, r.model_b)): r.p_holm for r in comparison.pairwise.itertuples()}
     ranks = comparison.ranks.set_index("model") if comparison is not None else None
 
     def cell(key: tuple[str, str]) -> str:
@@ -665,16 +676,16 @@ def leaderboard_markdown(
             if len(tasks)
             else "No records were scored, so no model is ranked (see rejects/ and the reasons printed)."
         )
-    above = None
     ties = tied(by_model)
-    for r in (r for r in by_model.itertuples() if r.model in ranked):
+    in_rank_order = [r for r in by_model.itertuples() if r.model in ranked]
+    pairwise = comparison.pairwise if comparison is not None else None
+    marks = close_to_above([r.model for r in in_rank_order], pairwise)
+    for r, close in zip(in_rank_order, marks, strict=True):
         interval = "–"
         if ranks is not None and not pd.isna(ranks.loc[r.model, "rank_low"]):
             interval = f"{ranks.loc[r.model, 'rank_low']}–{ranks.loc[r.model, 'rank_high']}"
-        close = above is not None and p_holm.get(frozenset((above, r.model)), 0.0) >= sig.ALPHA
         rank = rank_label(r.rank, r.model in ties)
         lines.append("| " + " | ".join([rank, interval, "≈" if close else "", *common(r)]) + " |")
-        above = r.model
     fewer = [r for r in by_model.itertuples() if r.model not in ranked and r.model != UNKNOWN]
     lines += _listed_apart([common(r) for r in fewer], tail, len(tasks), by_model, bool(ranked))
     if ties:
