@@ -165,6 +165,66 @@ def list_tree(loc: Location, suffixes: tuple[str, ...]) -> list[str]:
     return list_files(loc, suffixes, skip=(), missing=ImportInputError)
 
 
+class OverBound(Exception):
+    """A file over the byte bound of a whole-file read, not parsed. `size`: its listed size, None when
+    the listing gave none (or too small a one) and the read found it over."""
+
+    def __init__(self, size: int | None):
+        super().__init__(size)
+        self.size = size
+
+
+class NotJson(Exception):
+    """Bytes that are not UTF-8 JSON; the message says why, `cause` is the decoder's error."""
+
+    def __init__(self, cause: ValueError | RecursionError):
+        if isinstance(cause, UnicodeDecodeError):
+            why = f"not valid UTF-8 (byte {cause.start})"
+        else:
+            why = f"not valid JSON ({getattr(cause, 'msg', cause)})"
+        super().__init__(why)
+        self.cause = cause
+
+
+def parse_json(data: bytes, *, strip_bom: bool = False) -> Any:
+    """UTF-8 JSON bytes parsed, or NotJson (RecursionError included: a deeply nested document)."""
+    try:
+        text = data.decode("utf-8")
+        return json.loads(text.removeprefix("\ufeff") if strip_bom else text)
+    except (ValueError, RecursionError) as e:
+        raise NotJson(e) from None
+
+
+def load_json(
+    fs: pafs.FileSystem,
+    path: str,
+    limit: int,
+    *,
+    info: pafs.FileInfo | None = None,
+    strip_bom: bool = False,
+) -> Any:
+    """A JSON file read whole and parsed, never more than `limit` bytes of it read (`info`: its listing,
+    where the caller has it). Raises OverBound, NotJson, or the OSError of reading it."""
+    size = (fs.get_file_info(path) if info is None else info).size
+    if size is not None and size > limit:
+        raise OverBound(size)
+    with fs.open_input_stream(path) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise OverBound(None)
+    return parse_json(data, strip_bom=strip_bom)
+
+
+def verdict_of(score: Any) -> bool | None:
+    """A framework's per-sample score as its verdict: a bool, or a number that is 0 or 1; anything else
+    (an F1 of 0.5, a string) is no verdict."""
+    if isinstance(score, bool):
+        return score
+    if isinstance(score, (int, float)) and score in (0, 1):
+        return bool(score)
+    return None
+
+
 def record_id(model: str, task: str, index: str) -> str:
     rid = f"{model}::{task}::{index}"
     if len(rid) > MAX_ID_CHARS:

@@ -79,7 +79,16 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from xfinder_ray.importers.core import Found, ImportInputError, Sample, Skipped, list_tree
+from xfinder_ray.importers.core import (
+    Found,
+    ImportInputError,
+    NotJson,
+    OverBound,
+    Sample,
+    Skipped,
+    list_tree,
+    load_json,
+)
 from xfinder_ray.storage import resolve, uri_of
 
 FRAMEWORK = "helm"
@@ -176,23 +185,16 @@ def _load_json(fs: pafs.FileSystem, path: str) -> Any:
         info = fs.get_file_info(path)
         if info.type == pafs.FileType.NotFound:
             return None
-        if info.size is not None and info.size > MAX_JSON_BYTES:
-            raise _Unreadable(
-                f"{info.size / 2**20:.3g} MiB, over the {MAX_JSON_BYTES / 2**20:.3g} MiB bound on one "
-                "HELM file (read whole: not parsed)"
-            )
-        with fs.open_input_stream(path) as f:
-            data = f.read(MAX_JSON_BYTES + 1)
+        return load_json(fs, path, MAX_JSON_BYTES, info=info)
+    except OverBound as e:
+        bound = f"the {MAX_JSON_BYTES / 2**20:.3g} MiB bound on one HELM file"
+        if e.size is None:
+            raise _Unreadable(f"over {bound} (not parsed)") from None
+        raise _Unreadable(f"{e.size / 2**20:.3g} MiB, over {bound} (read whole: not parsed)") from None
+    except NotJson as e:
+        raise _Unreadable(str(e)) from None
     except OSError as e:
         raise _Unreadable(f"cannot read it: {e}") from None
-    if len(data) > MAX_JSON_BYTES:
-        raise _Unreadable(f"over the {MAX_JSON_BYTES / 2**20:.3g} MiB bound on one HELM file (not parsed)")
-    try:
-        return json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise _Unreadable(f"not valid UTF-8 (byte {e.start})") from None
-    except (ValueError, RecursionError) as e:
-        raise _Unreadable(f"not valid JSON ({getattr(e, 'msg', e)})") from None
 
 
 def task_of(run_name: str) -> str:

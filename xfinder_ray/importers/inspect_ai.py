@@ -55,7 +55,6 @@ bounds, or has no header. Every such file is also named in a note. A log without
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import struct
@@ -68,7 +67,16 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from xfinder_ray.importers.core import Found, ImportInputError, Sample, list_tree
+from xfinder_ray.importers.core import (
+    Found,
+    ImportInputError,
+    NotJson,
+    OverBound,
+    Sample,
+    list_tree,
+    load_json,
+    parse_json,
+)
 from xfinder_ray.importers.task_map import LETTERS
 from xfinder_ray.storage import resolve, uri_of
 
@@ -271,11 +279,9 @@ def _zstd_entry(fh: Any, info: zipfile.ZipInfo, limit: int) -> bytes:
 
 def _parse(data: bytes, what: str) -> Any:
     try:
-        return json.loads(data.decode("utf-8").removeprefix("\ufeff"))
-    except UnicodeDecodeError as e:
-        raise _EntryError(f"{what} is not valid UTF-8 (byte {e.start})") from None
-    except (ValueError, RecursionError) as e:
-        raise _EntryError(f"{what} is not valid JSON ({getattr(e, 'msg', e)})") from None
+        return parse_json(data, strip_bom=True)
+    except NotJson as e:
+        raise _EntryError(f"{what} is {e}") from None
 
 
 def _header_of(data: Any) -> tuple[dict[str, Any], str | None]:
@@ -331,30 +337,25 @@ def _read_eval(f: LogFile, model: str | None, notes: list[str]) -> Iterator[Samp
 
 def _read_json(f: LogFile, model: str | None, notes: list[str]) -> Iterator[Sample]:
     try:
-        size = f.fs.get_file_info(f.path).size
-        if size is not None and size > MAX_JSON_LOG_BYTES:
+        parsed = load_json(f.fs, f.path, MAX_JSON_LOG_BYTES, strip_bom=True)
+    except OverBound as e:
+        if e.size is None:
+            yield _bad_file(f, model, f"JSON log is over the {MAX_JSON_LOG_BYTES}-byte bound", notes)
+        else:
             yield _bad_file(
                 f,
                 model,
-                f"JSON log of {size} bytes is over the {MAX_JSON_LOG_BYTES}-byte bound for a whole-file read "
-                "(`inspect log convert --to eval` makes an .eval log, read one sample at a time)",
+                f"JSON log of {e.size} bytes is over the {MAX_JSON_LOG_BYTES}-byte bound for a whole-file "
+                "read (`inspect log convert --to eval` makes an .eval log, read one sample at a time)",
                 notes,
             )
-            return
-        with f.fs.open_input_stream(f.path) as fh:
-            data = fh.read(MAX_JSON_LOG_BYTES + 1)
+        return
     except OSError as e:
         yield _bad_file(f, model, f"not a readable Inspect JSON log: {e}", notes)
         return
-    if len(data) > MAX_JSON_LOG_BYTES:
-        yield _bad_file(f, model, f"JSON log is over the {MAX_JSON_LOG_BYTES}-byte bound", notes)
+    except NotJson as e:
+        yield _bad_file(f, model, f"not a readable Inspect JSON log: the file is {e}", notes)
         return
-    try:
-        parsed = _parse(data, "the file")
-    except _EntryError as e:
-        yield _bad_file(f, model, f"not a readable Inspect JSON log: {e}", notes)
-        return
-    del data
     header, problem = _header_of(parsed)
     if problem:
         yield _bad_file(f, model, problem, notes)

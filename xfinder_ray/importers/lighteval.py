@@ -57,7 +57,6 @@ naming it; a bad row is a reject with its row number.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -67,7 +66,17 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from xfinder_ray.importers.core import Found, ImportInputError, Sample, Skipped, list_tree
+from xfinder_ray.importers.core import (
+    Found,
+    ImportInputError,
+    NotJson,
+    OverBound,
+    Sample,
+    Skipped,
+    list_tree,
+    load_json,
+    verdict_of,
+)
 from xfinder_ray.importers.lm_eval import display_name
 from xfinder_ray.importers.task_map import LETTERS, options_from_text
 from xfinder_ray.storage import Location, resolve, uri_of
@@ -124,10 +133,11 @@ def _load_results(fs: pafs.FileSystem, path: str) -> tuple[dict[str, Any] | None
         info = fs.get_file_info(path)
         if info.type != pafs.FileType.File:
             return None, None
-        if info.size is not None and info.size > MAX_RESULTS_BYTES:
-            return None, f"larger than {MAX_RESULTS_BYTES >> 20} MiB"
-        with fs.open_input_stream(path) as fh:
-            data = json.loads(fh.read().decode("utf-8"))
+        data = load_json(fs, path, MAX_RESULTS_BYTES, info=info)
+    except OverBound:
+        return None, f"larger than {MAX_RESULTS_BYTES >> 20} MiB"
+    except NotJson as e:
+        return None, f"{type(e.cause).__name__}: {e.cause}"
     except (OSError, ValueError) as e:
         return None, f"{type(e).__name__}: {e}"
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
@@ -136,14 +146,19 @@ def _load_results(fs: pafs.FileSystem, path: str) -> tuple[dict[str, Any] | None
 
 
 def _results_for(
-    loc: Location, path: str, date: str | None, cache: dict[str, Any], notes: list[str]
+    loc: Location,
+    path: str,
+    date: str | None,
+    layout: tuple[str | None, str | None],
+    cache: dict[str, Any],
+    notes: list[str],
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """The run's results_<date>.json: DIR/results/<model>/ (lighteval's layout), else beside the details
-    file or one folder up (the leaderboard archive's layout)."""
+    """The run's results_<date>.json: DIR/results/<model>/ (lighteval's layout: `_layout(path, date)`),
+    else beside the details file or one folder up (the leaderboard archive's layout)."""
     if date is None:
         return None, None
     directory = path.rsplit("/", 1)[0]
-    out_dir, model = _layout(path, date)
+    out_dir, model = layout
     name = f"results_{date}.json"
     candidates = [f"{out_dir}/results/{model}/{name}"] if out_dir is not None and model else []
     candidates += [f"{directory}/{name}", f"{directory.rsplit('/', 1)[0]}/{name}"]
@@ -200,16 +215,15 @@ def find_files(paths: list[str], storage: Any = None) -> Found[DetailsFile]:
             task, date = (
                 (m.group("task"), m.group("date")) if m else (name[len("details_") : -len(".parquet")], None)
             )
-            results, results_uri = _results_for(loc, path, date, cache, notes)
+            layout = _layout(path, date)
+            results, results_uri = _results_for(loc, path, date, layout, cache, notes)
             uri = uri_of(loc, path)
             if results is None:
                 notes.append(
                     f"{uri}: no results_{date or '<date>'}.json found for it; the model name comes from "
                     "the folder and the verdict metric from the sample's own metric columns"
                 )
-            files.append(
-                DetailsFile(uri, path, loc.fs, task, date, _layout(path, date)[1], results, results_uri)
-            )
+            files.append(DetailsFile(uri, path, loc.fs, task, date, layout[1], results, results_uri))
     return Found.unique(files, notes)
 
 
@@ -251,14 +265,6 @@ def _literal(value: Any) -> Any:
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return value
     return value
-
-
-def _verdict(value: Any) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return bool(value)
-    return None
 
 
 @dataclass
@@ -440,7 +446,7 @@ def _samples(t: _Task, r: _Row, notes: list[str]) -> Iterator[Sample]:
     _answer(base, r, metric)
     if len(texts) == 1:
         base.response = texts[0]
-        base.verdict = _verdict(value)
+        base.verdict = verdict_of(value)
         base.metric = metric if base.verdict is not None else None
         yield base
         return

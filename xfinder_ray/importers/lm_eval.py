@@ -23,7 +23,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from xfinder_ray.importers.core import Found, ImportInputError, Sample, Skipped, list_tree
+from xfinder_ray.importers.core import Found, ImportInputError, Sample, Skipped, list_tree, verdict_of
 from xfinder_ray.storage import Location, resolve, uri_of
 
 FRAMEWORK = "lm-eval"
@@ -267,11 +267,9 @@ def _verdict(sample: dict[str, Any]) -> tuple[bool | None, str | None]:
     for name in names:
         if not isinstance(name, str):  # a damaged `metrics` list (e.g. a nested list): not a metric name
             continue
-        value = sample.get(name)
-        if isinstance(value, bool):
-            return value, str(name)
-        if isinstance(value, (int, float)) and value in (0, 1):
-            return bool(value), str(name)
+        verdict = verdict_of(sample.get(name))
+        if verdict is not None:
+            return verdict, name
     return None, None
 
 
