@@ -40,6 +40,7 @@ from xfinder_ray.extractors.rules.decide import (
     claim_values,
     decide_final_statement,
     decide_prose,
+    has_turn_header,
     restricted_answer,
 )
 from xfinder_ray.extractors.rules.text import MAX_QUESTION, cut_at_stop, prepare, trailing_loop, truncated
@@ -273,7 +274,7 @@ def _looping(text: str, start: int, period: int, kat: str, question: str, ix) ->
     committed to before the loop began; else no commitment. None: a hallucinated continuation of
     few-shot turns ("Question: ... Answer: ..." again and again), which the prose rules cut."""
     unit = text[start : start + period]
-    if P.TURN_HEADER.search(unit):
+    if has_turn_header(unit):
         return None
     values = claim_values(unit, question, ix)
     if len(values) > 1:

@@ -271,7 +271,7 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
         for m in P.HASHES.finditer(text):
             add(Claim(m.start(), m.end(), P.STRONG))
     if needs("strong_verb"):
-        for m in P.FWD_STRONG_VERB.finditer(text):
+        for m in finditer_anchored(P.FWD_STRONG_VERB, text, P.FWD_STRONG_VERB_ANCHORS, low=low):
             add(Claim(m.start(), m.end(), P.STRONG))
     for m in _anchored(P.FWD_ANSWER, text, low, _ANSWER_NOUNS):
         if (
@@ -282,7 +282,7 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
             continue  # "the output: v = v", "label: x" name no math answer
         add(Claim(m.start(), m.end(), P.HEDGED if m.group("hedge") else _CONTEXT))
     if needs("option"):
-        for m in P.FWD_OPTION.finditer(text):
+        for m in _option_claims(text, low):
             # "the best option is B", "My choice: B"; not "this choice is a common distractor".
             if m.group("colon") or P.QUALIFIER_BEFORE.search(text, max(0, m.start() - 40), m.start()):
                 add(Claim(m.start(), m.end(), P.HEDGED if m.group("hedge") else _CONTEXT))
@@ -293,7 +293,7 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
         for m in _anchored(P.FWD_VERB, text, low, _VERB_STARTS):
             add(Claim(m.start(), m.end(), _CONTEXT))
     if needs("superlative"):
-        for m in P.FWD_SUPERLATIVE.finditer(text):
+        for m in finditer_anchored(P.FWD_SUPERLATIVE, text, P.FWD_SUPERLATIVE_ANCHORS, low=low):
             add(Claim(m.start(), m.end(), P.WEAK, counts_out=False))
     if needs("conclude"):
         for m in _anchored_back(P.FWD_SO, text, low, _SO_WORDS, _SO_LEAD, 4, _sentence_break):
@@ -360,6 +360,14 @@ def _backward_weak(text: str, low: str) -> list[re.Match[str]]:
     return _finditer_from(P.BWD_WEAK, text, starts)
 
 
+def _option_claims(text: str, low: str) -> list[re.Match[str]]:
+    """FWD_OPTION.finditer(text), tried where its nouns (the "option" keywords) start a word: every
+    match starts at one."""
+    if not _finds_every_match(text, low):
+        return list(P.FWD_OPTION.finditer(text))
+    return _finditer_from(P.FWD_OPTION, text, _word_starts(low, _NEEDS["option"]))
+
+
 def _finds_every_match(text: str, low: str) -> bool:
     """Whether searching low (" " + text.lower()) for an ASCII word finds every place a re.I pattern
     matches it in text: lower() kept the length, and text holds no "ſ" or dotless "ı" (which re.I
@@ -403,6 +411,59 @@ def _finditer_from(pattern: re.Pattern[str], text: str, starts: list[int]) -> li
                 found.append(m)
                 end = m.end()
     return found
+
+
+def finditer_anchored(
+    pattern: re.Pattern[str], text: str, anchors: tuple[P.Anchor, ...], pos: int = 0, low: str | None = None
+) -> list[re.Match[str]]:
+    """list(pattern.finditer(text, pos)), trying pattern only where `anchors` (see patterns.Anchor)
+    say one of its matches can start (low: " " + text.lower() where the caller has it)."""
+    starts = _anchor_starts(text, anchors, pos, len(text), low if pos == 0 else None)
+    if starts is None:
+        return list(pattern.finditer(text, pos))
+    return _finditer_from(pattern, text, starts)
+
+
+def search_anchored(
+    pattern: re.Pattern[str], text: str, anchors: tuple[P.Anchor, ...], pos: int, endpos: int
+) -> re.Match[str] | None:
+    """pattern.search(text, pos, endpos), trying pattern only where `anchors` say a match can start:
+    search takes the first position where pattern.match(text, position, endpos) succeeds."""
+    starts = _anchor_starts(text, anchors, pos, endpos)
+    if starts is None:
+        return pattern.search(text, pos, endpos)
+    for st in starts:
+        m = pattern.match(text, st, endpos)
+        if m is not None:
+            return m
+    return None
+
+
+def _anchor_starts(
+    text: str, anchors: tuple[P.Anchor, ...], pos: int, endpos: int, low: str | None = None
+) -> list[int] | None:
+    """The positions in text[pos:endpos] where `anchors` allow a match to start, in order (None: lower()
+    does not line up with what re.I matches there, so every position must be tried). A match lies
+    inside text[pos:endpos], so its first word and keyword are found in that stretch lower-cased."""
+    region = text[pos:endpos]
+    if low is None or len(region) != len(text):
+        low = " " + region.lower()  # low[k] is text[pos + k - 1]; the " " stands for whatever is before
+    if not _finds_every_match(region, low):
+        return None
+    starts: set[int] = set()
+    for firsts, keywords, near, far, word in anchors:
+        for w in keywords:
+            k = low.find(w, 1)
+            while k > 0:
+                if not word or low[k - 1] not in _ASCII_WORD:
+                    for f in firsts:  # a start `near`..`far` characters before the keyword
+                        end = k - near + len(f)
+                        q = low.find(f, max(1, k - far), end)
+                        while q > 0:
+                            starts.add(pos + q - 1)
+                            q = low.find(f, q + 1, end)
+                k = low.find(w, k + len(w))
+    return sorted(starts)
 
 
 _MATH_TAIL = re.compile(

@@ -14,6 +14,19 @@ HEDGED, INITIAL, WEAK, NORMAL, STRONG = 0, 1, 2, 3, 4
 
 _I = re.I
 
+# Where a long-scanned pattern can match, so it is tried only there (claims.finditer_anchored): one
+# (firsts, keywords, near, far, word) for each of its alternatives, read as "a match starts with one
+# of `firsts`, `near`..`far` characters before one of `keywords`, which starts a word when `word`"
+# (all lower case; a keyword holding another is left out, the shorter one is looked for). An
+# alternative changed here needs its anchor changed with it: a missing anchor loses matches silently.
+Anchor = tuple[tuple[str, ...], tuple[str, ...], int, int, bool]
+
+
+def _starting(words: tuple[str, ...], word: bool = True) -> tuple[Anchor, ...]:
+    """Anchors of alternatives that start with their keyword."""
+    return tuple(((w,), (w,), 0, 0, word) for w in words)
+
+
 # ---------------------------------------------------------------------------------------------
 # Forward claims: "<phrase> <value>".
 
@@ -69,6 +82,14 @@ FWD_STRONG_VERB = re.compile(
     r"|\b(?:wait|no|oops|hmm+|sorry)\s{0,3}[,.!]?\s{0,3}actually\s{0,3},?\s{1,3}(?:it's|it\s{1,3}is|it\s{1,3}should\s{1,3}be)\b",
     _I,
 )
+FWD_STRONG_VERB_ANCHORS: tuple[Anchor, ...] = (
+    *_starting(("change", "hm")),  # "hmm+" has no bound on its length: found by its start
+    # "it's actually" .. "that   should   be   actually"
+    (("it", "this", "that"), ("actually",), 5, 21, True),
+    (("correct",), ("myself",), 8, 10, True),
+    # "noactually" .. "sorry   !   actually" (the keyword may follow a letter)
+    (("wait", "no", "oops", "sorry"), ("actually",), 2, 12, False),
+)
 # Conclusions without the word "answer" ("so it's C", "therefore we get 12"): weak, because chains
 # of reasoning say this of intermediate results too; they win only without a stronger claim, or
 # after a correction marker ("Wait, I forgot the tax, so it's 12").
@@ -91,6 +112,7 @@ FWD_SUPERLATIVE = re.compile(
     r"\s{1,3}(?:is|would\s{1,3}be|must\s{1,3}be)\b",
     _I,
 )
+FWD_SUPERLATIVE_ANCHORS: tuple[Anchor, ...] = ((("the",), ("best", "likeliest", "most"), 4, 6, True),)
 # Multilingual answer markers (Chinese, Japanese, Korean, Spanish, French, Italian, Portuguese,
 # German, Russian): "答案是 B", "答案：A", "la respuesta es B", "Antwort: B", "Ответ: B".
 FWD_MULTI_CJK = re.compile(
@@ -162,13 +184,16 @@ BWD_WEAK_CJK = re.compile(r"(?<!不)(?:是)?(?:最合适|最合理|最符合|最
 
 # ---------------------------------------------------------------------------------------------
 # Repetition loops: a new few-shot turn the model hallucinated after answering.
-TURN_HEADER = re.compile(
-    r"^[ \t>#*]{0,8}(?:Q\d{0,3}|Question\s{0,3}\d{0,3}|Problem\s{0,3}\d{0,3}|Premise(?:\s{0,3}/\s{0,3}Hypothesis)?"
+_TURN_HEADER_BODY = (
+    r"[ \t>#*]{0,8}(?:Q\d{0,3}|Question\s{0,3}\d{0,3}|Problem\s{0,3}\d{0,3}|Premise(?:\s{0,3}/\s{0,3}Hypothesis)?"
     r"|Hypothesis|Sentence\s{0,3}\d{0,2}|Passage|Article|Review|Context|Word|Human|User|Instruction|Input"
     r"|Example\s{0,3}\d{0,3}|Exercise\s{0,3}\d{0,3}|Claim|Statement|Answer\s{1,3}Choices|Choices|Options"
-    r"|问题|题目)[ \t]{0,3}[:：.]",
-    re.M | _I,
+    r"|问题|题目)[ \t]{0,3}[:：.]"
 )
+TURN_HEADER = re.compile("^" + _TURN_HEADER_BODY, re.M | _I)
+# A header after a newline, found where a "\n" is (a literal first character scans ~2x faster):
+# TURN_HEADER.search(text) is TURN_HEADER.match(text) or this, as "^" matches at 0 and after "\n".
+TURN_HEADER_AFTER_NEWLINE = re.compile(r"\n(?=" + _TURN_HEADER_BODY + ")", _I)
 
 # ---------------------------------------------------------------------------------------------
 # Fluctuation, correction, refusal, truncation.
@@ -189,6 +214,30 @@ HEDGE = re.compile(
     r"plausible|reasonable|valid|correct|right|good|likely|equally))"
     r"|不确定|可能是|也可能|或许|也许",
     _I,
+)
+_HEDGE_WORDS = (
+    "could",
+    "might",
+    "may",
+    "perhaps",
+    "yes",
+    "either",
+    "unsure",
+    "torn",
+    "hard",
+    "can",
+    "unable",
+    "both",
+)
+_HEDGE_CJK = ("不确定", "可能是", "也可能", "或许", "也许")
+HEDGE_ANCHORS: tuple[Anchor, ...] = (
+    (("it", "this", "that", "answer", "one", "they"), ("could", "might", "may"), 3, 9, True),
+    # Alternatives that start with their keyword: "couldn't" with "could", "maybe" with "may",
+    # "cannot" and "can't" with "can".
+    *_starting(_HEDGE_WORDS),
+    (("or",), ("possibly",), 3, 5, True),
+    (("not",), ("sure", "certain"), 4, 19, True),  # "not sure" .. "not   completely   certain"
+    *_starting(_HEDGE_CJK, word=False),
 )
 # Doubts about the question rather than the answer: they make hedging only where the response
 # commits to nothing ("both could apply, it depends on the reader").
@@ -223,6 +272,19 @@ REFUSAL = re.compile(
     r"|\b(?:don't|do\s{1,3}not)\s{1,3}understand\s{1,3}(?:what|the\s{1,3}question)\b"
     r"|抱歉|对不起|无法回答|不能回答|作为一个?(?:AI|人工智能)",
     _I,
+)
+
+REFUSAL_ANCHORS: tuple[Anchor, ...] = (
+    (("i",), ("sorry",), 4, 16, True),  # "I'm sorry" .. "I   am   very   sorry"
+    # "I apologize", "I cannot", "I am unable to", "I won't", "I will not", "I must decline to"
+    (("i",), ("apologi", "can", "am", "won", "will", "must"), 2, 4, True),
+    (("as",), ("ai", "artificial", "language", "responsible", "ethical", "helpful"), 5, 10, True),
+    (("i",), ("ai", "language"), 6, 21, True),  # "I'm a AI" .. "I   am   just   an   AI"
+    (("do",), ("enough", "sufficient"), 11, 18, True),  # "don't have enough" .. "do   not   have   enough"
+    (("it",), ("impossible", "possible"), 5, 16, True),  # "it's impossible" .. "it   is   not   possible"
+    *_starting(("cannot", "could")),
+    (("do",), ("understand",), 6, 11, True),  # "don't understand" .. "do   not   understand"
+    *_starting(("抱歉", "对不起", "无法回答", "不能回答", "作为"), word=False),
 )
 
 # Negation around a mention: "not B", "rather than B" before; "B is incorrect", "B: this can be ruled
