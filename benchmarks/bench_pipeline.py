@@ -39,6 +39,12 @@ def synthetic_input(n: int) -> Path:
     return out
 
 
+def cold_verdicts() -> None:
+    """Judge from here on as on a new machine: a fresh shared math-verify verdict folder for this
+    process and its children (judging/verdict_cache.py keeps verdicts across runs otherwise)."""
+    os.environ["XFINDER_VERDICT_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-verdicts-")
+
+
 def baseline_loop(path: Path, limit: int) -> dict:
     from xfinder_ray.extractors import get_record_extractor
     from xfinder_ray.judging import judge
@@ -89,6 +95,7 @@ def main() -> None:
     ap.add_argument("--s3-rows", type=int, default=200_000, help="0 to skip the S3 run")
     ap.add_argument("--baseline-rows", type=int, default=20_000)
     args = ap.parse_args()
+    cold_verdicts()
     results: dict = {"local": {}, "s3": None}
     inputs = {
         n: synthetic_input(n) for n in sorted(set(args.rows + ([args.s3_rows] if args.s3_rows else [])))

@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench_pipeline import baseline_loop, run_job  # noqa: E402
+from bench_pipeline import baseline_loop, cold_verdicts, run_job  # noqa: E402
 from real_corpus import load_real_corpus  # noqa: E402
 
 from xfinder_ray.extractors import extractor_identity, get_record_extractor  # noqa: E402
@@ -170,6 +170,7 @@ def tile_corpus(table: pa.Table, rows: int, out: Path, file_rows: int, seed: int
 
 
 def _baseline_child(path: str, rows: int, warmup: int) -> dict:
+    cold_verdicts()  # not the verdicts (a) or an earlier run left on this machine
     warm_rules_and_judge(warmup_records(warmup))  # as the job's workers are after their first block
     return baseline_loop(Path(path), rows)
 
@@ -265,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-extractors", action="store_true")
     ap.add_argument("--skip-job", action="store_true")
     args = ap.parse_args(argv)
+    cold_verdicts()  # (a)'s judge figure starts as on a new machine
     table = load_real_corpus()
     results: dict = {"corpus_records": table.num_rows, "repeats": args.repeats}
     print(f"corpus: {table.num_rows:,} real responses (benchmarks/data/zeroeval)", flush=True)
