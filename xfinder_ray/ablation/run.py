@@ -116,7 +116,7 @@ def model_extractors(cfg: AblationJobConfig) -> tuple[list[str], dict[str, Any],
     return run, models, skipped
 
 
-def model_outputs(rows: Any, models: dict[str, Any], batch_size: int, storage: Any = None) -> Any:
+def model_outputs(rows: Any, models: dict[str, Any], batch_size: int | None, storage: Any = None) -> Any:
     """checked rows -> the same rows with every xFinder extractor's columns; only valid rows reach a
     model (rejected rows take a separate branch and get the columns null)."""
     names = list(models)

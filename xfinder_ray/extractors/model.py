@@ -79,7 +79,7 @@ def build_model_extractor(
     x: XFinderConfig,
     *,
     device: str,
-    batch_size: int,
+    batch_size: int | None,  # rows per CPU-stage batch (ray.batch_size; None: a block whole)
     cache_root: Location | None = None,
     logprobs: bool = False,
     storage: StorageConfig | None = None,
@@ -106,7 +106,7 @@ def model_judge(
     vllm: Callable[[ray.data.Dataset], ray.data.Dataset],
     settings: dict[str, Any],
     cache_root: Location | None,
-    batch_size: int,
+    batch_size: int | None,  # rows per CPU-stage batch (ray.batch_size; None: a block whole)
 ) -> ModelExtractor:
     """rows -> prompt -> [cache lookup] -> the engine for the rows the cache cannot answer; the same
     chain for every model judge (xFinder, a verifier), which differ in the prompt stage and settings."""

@@ -92,7 +92,7 @@ def build_verifier_judge(
     x: XFinderConfig,
     *,
     device: str,
-    batch_size: int,
+    batch_size: int | None,  # rows per CPU-stage batch (ray.batch_size; None: a block whole)
     cache_root: Location | None = None,
     storage: StorageConfig | None = None,
 ) -> ModelExtractor:

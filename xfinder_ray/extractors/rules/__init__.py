@@ -185,11 +185,12 @@ def _deliberating_when_cut_off(text: str) -> bool:
     a thought whose opening tag was in the prompt ran into the token cap ("... So D is correct. But
     why would the problem expect Btu/lb? ... typical bituminous coal has a heating value"). It never
     committed, like a cut-off open thought; a short chat answer cut off in its explanation did."""
-    if len(text) < LONG_OPEN_THOUGHT or not truncated(text) or trailing_loop(text)[0] >= 0:
-        return False  # a loop is a loop (its own reason)
+    if len(text) < LONG_OPEN_THOUGHT or not truncated(text):
+        return False
     tail = text[-LAST_PARAGRAPH:]
     paragraph = tail[tail.rfind("\n\n") + 2 :] if "\n\n" in tail else tail
-    return _RECONSIDERS.search(paragraph) is not None
+    # A loop is a loop (its own reason); checked last, it is the one scan of the whole text here.
+    return _RECONSIDERS.search(paragraph) is not None and trailing_loop(text)[0] < 0
 
 
 # How much of a thought's end is read for its last stated answer.
