@@ -39,10 +39,15 @@ def synthetic_input(n: int) -> Path:
     return out
 
 
+def cold_verdict_env() -> dict[str, str]:
+    """The environment of a process that judges as on a new machine: a fresh shared math-verify
+    verdict folder (judging/verdict_cache.py keeps verdicts across runs otherwise)."""
+    return {"XFINDER_VERDICT_CACHE_DIR": tempfile.mkdtemp(prefix="bench-verdicts-")}
+
+
 def cold_verdicts() -> None:
-    """Judge from here on as on a new machine: a fresh shared math-verify verdict folder for this
-    process and its children (judging/verdict_cache.py keeps verdicts across runs otherwise)."""
-    os.environ["XFINDER_VERDICT_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-verdicts-")
+    """Judge from here on, in this process and its children, as on a new machine."""
+    os.environ.update(cold_verdict_env())
 
 
 def baseline_loop(path: Path, limit: int) -> dict:
@@ -78,11 +83,9 @@ def run_job(overrides: list[str], env: dict | None = None) -> dict:
         "output.overwrite=true",
         *overrides,
     ]
-    # A fresh shared-verdict folder: each job starts as on a new machine, not with an earlier run's verdicts.
-    cold = {"XFINDER_VERDICT_CACHE_DIR": tempfile.mkdtemp(prefix="bench-verdicts-")}
-    proc = subprocess.run(
-        cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **cold, **(env or {})}
-    )
+    # Each job starts as on a new machine, not with the verdicts of this process or an earlier run.
+    env = {**os.environ, **cold_verdict_env(), **(env or {})}
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"job failed:\n{proc.stderr[-3000:]}")
     lines = [x for x in proc.stdout.splitlines() if x.startswith("BENCH_JSON ")]

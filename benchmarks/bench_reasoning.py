@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_pipeline import cold_verdict_env  # noqa: E402
 from real_corpus import load_real_corpus  # noqa: E402
 
 from xfinder_ray.extractors import get_record_extractor  # noqa: E402
@@ -113,8 +114,7 @@ def run_score_job(folder: Path, out: Path) -> float:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        # A fresh shared-verdict folder: the job starts as on a new machine, without earlier verdicts.
-        env={**os.environ, "XFINDER_VERDICT_CACHE_DIR": tempfile.mkdtemp(prefix="bench-verdicts-")},
+        env={**os.environ, **cold_verdict_env()},  # the job starts as on a new machine
     )
     if proc.returncode:
         raise RuntimeError(proc.stderr[-3000:])
