@@ -85,6 +85,28 @@ def split_think(text: str):
     return th, tail
 
 
+QW_THOUGHT = re.compile(r'answer is\s*\**\(?([A-J])\b')
+XD_THOUGHT = re.compile(r'answer (?:is|should be)\s*\**\(?([A-E])\b')
+
+
+def hard_categories(text: str, final_re: re.Pattern, thought_re: re.Pattern, no_final: str) -> list[str]:
+    """The format-check categories that make a record `hard`: a thought never closed (truncated), no
+    answer line after it, several letters there, or a final letter that differs from the thought's last."""
+    th, tail = split_think(text)
+    if tail is None:
+        return ['truncated']
+    cats = []
+    final = final_re.findall(tail)
+    if not final:
+        cats.append(no_final)
+    elif len(set(final)) > 1:
+        cats.append('multi-letter')
+    thought = final_re.findall(th) or thought_re.findall(th)
+    if final and thought and thought[-1] != final[-1]:
+        cats.append('thought-final-mismatch')
+    return cats
+
+
 # ---------------------------------------------------------------- pools
 
 def qwen_pool():
@@ -98,19 +120,7 @@ def qwen_pool():
             text = res['content']
             if len(text) > MAX_CHARS:
                 continue
-            th, tail = split_think(text)
-            cats = []
-            if tail is None:
-                cats.append('truncated')
-            else:
-                fa = QW_FA.findall(tail)
-                if not fa:
-                    cats.append('no-final-answer-line')
-                elif len(set(fa)) > 1:
-                    cats.append('multi-letter')
-                mt = QW_FA.findall(th) or re.findall(r'answer is\s*\**\(?([A-J])\b', th)
-                if fa and mt and mt[-1] != fa[-1]:
-                    cats.append('thought-final-mismatch')
+            cats = hard_categories(text, QW_FA, QW_THOUGHT, 'no-final-answer-line')
             pool.append({'model': 'Qwen3-Next-80B-A3B-Thinking', 'qkey': r['meta']['original_question'],
                          'cond': cond, 'file': path, 'row': i, 'sid': r['instance_id'], 'cats': cats,
                          'raw': r, 'text': text})
@@ -126,19 +136,7 @@ def xd_pool(model):
             continue
         for cond in XD_CONDS:
             text = r[cond]
-            th, tail = split_think(text)
-            cats = []
-            if tail is None:
-                cats.append('truncated')
-            else:
-                ba = XD_BA.findall(tail)
-                if not ba:
-                    cats.append('no-answer-phrase')
-                elif len(set(ba)) > 1:
-                    cats.append('multi-letter')
-                mt = XD_BA.findall(th) or re.findall(r'answer (?:is|should be)\s*\**\(?([A-E])\b', th)
-                if ba and mt and mt[-1] != ba[-1]:
-                    cats.append('thought-final-mismatch')
+            cats = hard_categories(text, XD_BA, XD_THOUGHT, 'no-answer-phrase')
             pool.append({'model': model, 'qkey': i, 'cond': cond, 'file': path, 'row': i,
                          'sid': f'line{i}:{cond}', 'cats': cats, 'raw': r, 'text': text})
     return pool
