@@ -134,7 +134,8 @@ def run(cfg: JobConfig) -> JobResult:
     old = resolve_compare_to(cfg.output.compare_to, cfg.output.path, cfg.storage)  # checked before any work
     device = job_device(cfg)
     extract = build_extract_stage(cfg, device, cache_root(cfg, out))
-    second = build_second_opinion(cfg, device, notes)
+    second, why_not = build_second_opinion(cfg, device)
+    notes += logged(why_not)  # logged as it arises, like the job's other notes
     input_cfg, imported = import_inputs(cfg, out)
     inventory = take_inventory(input_cfg, cfg.storage)  # rows per file, read shards, duplicates, bad files
     notes += logged(inventory.notes)  # folders left out of the input listing (a run's own outputs)

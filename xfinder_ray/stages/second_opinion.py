@@ -147,15 +147,15 @@ class SecondOpinion:
     apply: Callable[[ray.data.Dataset], ray.data.Dataset]
 
 
-def build_second_opinion(cfg: JobConfig, device: str | None, notes: list[str]) -> SecondOpinion | None:
+def build_second_opinion(cfg: JobConfig, device: str | None) -> tuple[SecondOpinion | None, list[str]]:
     """The second-opinion stages for `cfg.second_opinion` on `device` (None: no model judge runs), or
-    None when it is off; set but without a model judge (the rules fallback), a note says so."""
+    None when it is off; and the job's note when it is set but no model judge runs (the rules
+    fallback), so none is asked."""
     s = cfg.second_opinion
     if s.checkpoint is None:
-        return None
+        return None, []
     if device is None:
-        notes.append("second_opinion is set, but no model judge runs (the rules fallback): none was asked")
-        return None
+        return None, ["second_opinion is set, but no model judge runs (the rules fallback): none was asked"]
     from ray.data import ActorPoolStrategy
 
     from xfinder_ray.extractors.verifier import engine_section, verifier_identity, verifier_prompt_kwargs
@@ -191,4 +191,4 @@ def build_second_opinion(cfg: JobConfig, device: str | None, notes: list[str]) -
             batch_size=batch,
         )
 
-    return SecondOpinion(identity, s.decides, apply)
+    return SecondOpinion(identity, s.decides, apply), []

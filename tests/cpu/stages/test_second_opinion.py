@@ -82,3 +82,17 @@ def test_compassverifier_invalid_is_wrong_and_its_letters_are_read():
     asked = ask_batch(df, math="math-verify")
     done = settle(asked, ["A", "C"], checkpoint="CompassVerifier-3B", identity="verifier:cv", decides=True)
     assert values(done["second_judgment"])[2:4] == [True, False]  # A correct; C invalid: wrong
+
+
+def test_set_without_a_model_judge_asks_nothing_and_says_why():
+    from xfinder_ray.config import load_config
+    from xfinder_ray.stages.second_opinion import build_second_opinion
+
+    off = load_config("configs/local.yaml")
+    assert build_second_opinion(off, None) == (None, [])
+    on = load_config("configs/local.yaml", ["second_opinion.checkpoint=xVerify-0.5B-I"])
+    # device None: xFinder's checkpoint is not on disk, the rules fallback runs and no model judge
+    second, why_not = build_second_opinion(on, None)
+    assert second is None and why_not == [
+        "second_opinion is set, but no model judge runs (the rules fallback): none was asked"
+    ]
