@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.signals import sigint_default
+
 ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT.parent / "shared" / "data" / "kaf_dev.jsonl"
 
@@ -259,6 +261,7 @@ def test_ctrl_c_on_a_record_tool_is_one_line_and_130():
         [sys.executable, "-m", "xfinder_ray", "validate"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=sigint_default,
     )  # fmt: skip
     proc.stdin.write(json.dumps(GOOD) + "\n")
     proc.stdin.flush()

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import xfinder_ray
+from tests.signals import sigint_default
 from xfinder_ray.config import ConfigError, InputConfig, StorageConfig, load_config, redacted
 from xfinder_ray.preflight import model_source_problem
 from xfinder_ray.stages.inventory import BadInputFile, list_input
@@ -449,6 +450,7 @@ def test_ctrl_c_is_one_line_exit_130_and_keeps_the_written_parts(tmp_path):
         [sys.executable, "-m", "xfinder_ray", "score", "--config", "configs/local.yaml", "ray.num_cpus=1",
          f"input={tmp_path / 'big.parquet'}", f"output={out}", "extractor.name=rules"],
         cwd=ROOT, env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=sigint_default,
     )  # fmt: skip
     deadline = time.monotonic() + 180
     while not list((out / "judgments").glob("*.parquet")) and proc.poll() is None:

@@ -604,6 +604,9 @@ def inequality_union(text: str) -> str | None:
     return "\\cup".join(out)
 
 
+_LETTER_BASE_NUM = re.compile(r"(-?\d{1,64})_\{?([a-z])\}?")
+
+
 @dataclass(frozen=True)
 class BaseReading:
     value: int
@@ -675,6 +678,11 @@ def prepare(raw: str) -> MathAnswer:
     if len(raw) > MAX_MATH_CHARS:
         return MathAnswer(raw=raw, text="", canon="", over_cap=True)
     text = clean(raw)
+    letter_base = _LETTER_BASE_NUM.fullmatch(text)
+    if letter_base:
+        # "100100_b" answers "written in base b" as the numeral 100100: the subscript names the
+        # question's base, which only the digits can be compared in.
+        text = letter_base.group(1)
     pct = False
     m = _PERCENT_TAIL.search(text)
     if m and m.start() > 0:

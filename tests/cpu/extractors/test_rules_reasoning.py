@@ -126,6 +126,59 @@ CASES = [
         "dx/dt = kx - a",
         "",
     ),
+    # A display equation that ends the response, its delimiters dropped.
+    (
+        "math",
+        "Q",
+        "So the differential equation is\n\\[ \\frac{dx}{dt} = kx - a \\]",
+        "\\frac{dx}{dt} = kx - a",
+        "",
+    ),
+    # Stacked conclusion words, and a named symbol before its value.
+    (
+        "math",
+        "Q",
+        "So the product of the sums is 120.\n\nSo, in conclusion, the product abc is -120.",
+        "-120",
+        "",
+    ),
+    (
+        "math",
+        "Q",
+        "The product of the sums is 120.\n\nIn conclusion, the product $abc$ is $-120$.",
+        "-120",
+        "",
+    ),
+    ("math", "Q", "Thus, overall, the value of $x$ is $-7$.", "-7", ""),
+    # Several requested quantities as assignments: their values in order; one name twice stays whole.
+    (
+        "math",
+        "Find T(10), T(11), T(12).",
+        "The final answer is: $T(10) = 1, T(11) = 2, T(12) = 2$.",
+        "1, 2, 2",
+        "",
+    ),
+    ("math", "Solve x^2 = 16.", "The answer is x = 4 and x = -4.", "x = 4 and x = -4", ""),
+    # A refusal, then a value only under an assumption: no commitment.
+    (
+        "math",
+        "Q",
+        "I cannot solve this problem because the figure is missing. If x were 3, we'd get 9.",
+        NVA,
+        "refusal",
+    ),
+    (
+        "math",
+        "Q",
+        "Without more information this cannot be determined. Assuming a = 2, b = 6.",
+        NVA,
+        "refusal",
+    ),
+    # Cut off inside display math, or after the first word.
+    ("math", "Q", "Summing all terms:\n\\[\n327,600,000,000,000 + 2,8", NVA, "truncated"),
+    ("math", "Q", "$$\n7,811,528 \\times 42,361,604 = 330", NVA, "truncated"),
+    ("math", "Q", "To", NVA, "truncated"),
+    ("math", "Q", "The", NVA, "truncated"),
 ]
 
 

@@ -172,6 +172,11 @@ REAL_FORMATS = {
         ("-221_3", "-221_3", True),
         ("221_3", "-221_3", False),
         ("25", "-221_3", False),
+        # "written in base b": the letter subscript names the question's base (ZeroEval math-l5, o1-mini)
+        ("100100_b", "100100", True),
+        ("100100_{b}", "100100", True),
+        ("100101_b", "100100", False),
+        ("a_n", "n", False),
     ],
     "computation chains": [
         ("$840 + $756 = $1,596", "1596", True),  # ZeroEval gsm

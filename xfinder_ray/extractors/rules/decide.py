@@ -135,7 +135,18 @@ def _after_refusal(text: str) -> int:
     turn = re.search(r"\b(?:but|however|that said|nonetheless)\b", text[last.end() : end], re.I)
     if turn:
         return last.end() + turn.end()
+    if _HYPOTHETICAL.match(text, end):
+        # "I cannot solve this without the figure. If x were 3, we'd get 9.": a value under an
+        # assumption the response itself disavowed commits to nothing.
+        return len(text)
     return end if text[end:].strip() else len(text)
+
+
+_HYPOTHETICAL = re.compile(
+    r"\s{0,3}(?:if|assuming|suppose|supposing|hypothetically|for\s{1,3}(?:example|instance)"
+    r"|let(?:'s|\s{1,3}us)\s{1,3}(?:assume|suppose|say)|were)\b",
+    re.I,
+)
 
 
 def _answerable_from(text: str) -> tuple[int, str]:
@@ -284,7 +295,10 @@ def _equation_answer(lines: list[str], question: str) -> str | None:
     before = " ".join(body[-3:-1])[-200:]
     if not (_EQUATION_WORD.search(before) or _EQUATION_WORD.search(question[:MAX_QUESTION])):
         return None
-    return body[-1].strip().strip("$").rstrip(".").strip()
+    eq = body[-1].strip().strip("$").rstrip(".").strip()
+    if eq.startswith("\\[") and eq.endswith("\\]"):
+        eq = eq[2:-2].strip()
+    return eq
 
 
 # The last-line fallback reads responses up to this long (a short worked answer); longer reasoning

@@ -102,7 +102,9 @@ FWD_CONCLUDE = re.compile(
 # A sentence that is just a conclusion word and the answer: "So C.", "Therefore, 84."
 FWD_SO = re.compile(
     r"(?:^|(?<=[.!?\n]))[ \t]{0,3}(?:so|thus|therefore|hence|ergo|overall|in\s{1,3}conclusion|in\s{1,3}summary|"
-    r"to\s{1,3}sum\s{1,3}up)[ \t]{0,3}[,:]?[ \t]{1,3}(?=\S)",
+    r"to\s{1,3}sum\s{1,3}up)[ \t]{0,3}[,:]?[ \t]{1,3}"
+    # stacked conclusion words: "So, in conclusion, the product abc is -120."
+    r"(?:(?:in\s{1,3}conclusion|in\s{1,3}summary|overall|finally|ultimately)[ \t]{0,3}[,:]?[ \t]{1,3})?(?=\S)",
     re.M | _I,
 )
 # Superlative statements without an answer noun: "the best conductor here is a steel spoon".
@@ -267,7 +269,8 @@ REFUSAL = re.compile(
     r"|\bI(?:'m|\s{1,3}am)\s{1,3}(?:just|only)?\s{0,3}an?\s{1,3}(?:ai|language\s{1,3}model)\b"
     r"|\b(?:don't|do\s{1,3}not)\s{1,3}have\s{1,3}(?:enough|sufficient)\s{1,3}(?:context|information)\b"
     r"|\b(?:it's|it\s{1,3}is)\s{1,3}(?:impossible|not\s{1,3}possible)\s{1,3}to\s{1,3}(?:answer|determine|say|tell|know)\b"
-    r"|\bcannot\s{1,3}be\s{1,3}(?:answered|determined)\s{1,3}without\b"
+    r"|\bcannot\s{1,3}be\s{1,3}(?:answered|determined)(?:\s{1,3}without\b|\s{0,3}[.!]"
+    r"|\s{1,3}(?:from|with)\s{1,3}the\s{1,3}(?:given|information|data)\b)"
     r"|\bcould\s{1,3}you\s{1,3}(?:please\s{1,3})?(?:clarify|rephrase|provide)\b"
     r"|\b(?:don't|do\s{1,3}not)\s{1,3}understand\s{1,3}(?:what|the\s{1,3}question)\b"
     r"|抱歉|对不起|无法回答|不能回答|作为一个?(?:AI|人工智能)",

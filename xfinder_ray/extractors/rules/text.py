@@ -96,7 +96,7 @@ def truncated(text: str) -> bool:
     last = t[-1]
     if last in ",:;(-–—/、，：；{^_=+*\\":
         return True
-    if _open_math(t[-400:]):
+    if _open_math(t[-400:]) or _open_display(t):
         return True
     if last == "$" and t[t.rfind("\n") + 1 :].replace("\\$", "").count("$") % 2 == 1:
         return True  # cut off right after opening a formula: "... we obtain $"
@@ -107,6 +107,8 @@ def truncated(text: str) -> bool:
         words = line.split()
         if len(words) > 1 and words[-1] in _DANGLING:
             return True
+        if len(t) <= 12 and len(words) == 1 and len(t) >= 2 and t.lower() in _DANGLING:
+            return True  # cut off after its first word: "To", "The", "Let"
         # A long unpunctuated last line is cut off; "Label: World" and "The answer is B" are not.
         return len(words) >= 7 and ":" not in line
     return False
@@ -126,6 +128,14 @@ def is_formula_line(line: str) -> bool:
 
 
 _BRACES = re.compile(r"[{}]")
+
+
+def _open_display(t: str) -> bool:
+    """Cut off inside display math: a "\\[" never closed, or an odd "$$" ("\\[ 327,600 + 2,8")."""
+    opened = t.rfind("\\[")
+    if opened >= 0 and opened > t.rfind("\\]"):
+        return True
+    return "$$" in t and t.count("$$") % 2 == 1
 
 
 def _open_math(tail: str) -> bool:

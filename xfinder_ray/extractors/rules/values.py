@@ -316,7 +316,10 @@ def clean_math(v: str, question: str) -> str:
     v = _TRAIL_UNIT_CMD.sub("", v).strip()
     v = _DOMAIN_QUALIFIER.sub("", v).strip()  # "b + 1 - e^{-a t}, \\quad t > 0": the value, not its domain
     m = _VAR_EQ.match(v)
-    if m and v.count("=") == 1 and not _EQUATION_ASKED.search(question):
+    several = _assigned_values(v) if v.count("=") >= 2 and not _EQUATION_ASKED.search(question) else None
+    if several is not None:
+        v = several  # "T(10) = 1, T(11) = 2, T(12) = 2" answers "T(10), T(11) and T(12)": 1, 2, 2
+    elif m and v.count("=") == 1 and not _EQUATION_ASKED.search(question):
         v = m.group(2).strip()  # "x = 12" answers "what is x": 12
     elif "=" in v and v.count("=") <= 4:
         parts = [x.strip() for x in v.split("=")]
@@ -330,12 +333,43 @@ def clean_math(v: str, question: str) -> str:
     return v
 
 
+_FUNCTION_WORDS = frozenset(
+    "to the an of and or is are was be in on at as by for from if so but then we it this that let "
+    "i'm it's let's first step okay ok well hmm yes".split()
+)
+
+
+MAX_ASSIGNMENTS = 8
+
+
+def _assigned_values(v: str) -> str | None:
+    """The values of several assignments in one statement, in order ("x = 2, y = 3" -> "2, 3"), or
+    None: each part must name a different quantity ("x", "T(10)", "a_1") = one number."""
+    parts = [p for p in re.split(r",|;|\\quad|\\qquad|\band\b", v, maxsplit=MAX_ASSIGNMENTS) if p.strip()]
+    if not 2 <= len(parts) <= MAX_ASSIGNMENTS:
+        return None
+    names, values = set(), []
+    for part in parts:
+        m = _VAR_EQ.match(part.strip())
+        if m is None or "=" in m.group(2):
+            return None
+        value = m.group(2).strip()
+        if not MATH_TOKEN.fullmatch(value):
+            return None
+        names.add(m.group(1).replace(" ", ""))
+        values.append(value)
+    # One name twice ("x = 4 and x = -4") is a solution set, kept as written.
+    return ", ".join(values) if len(names) == len(values) else None
+
+
 def looks_math(v: str) -> bool:
     if not v or len(v) > 300:
         return False
     low = v.lower().strip()
     if low in _MATH_WORD_ANSWERS:
         return True
+    if low in _FUNCTION_WORDS:
+        return False  # "To" (a response cut off after one word) is no variable
     # Capitalised abbreviations are symbols (MRS, SRMC, LRAC), not prose.
     words = [
         w
@@ -392,6 +426,10 @@ def parse_math(head: str, question: str) -> tuple[str, str, str]:
         # A sentence that states exactly one number answers with it: "Answer: 55 oranges were
         # picked in all." (the sentence was cut at its first clause break by _math_span).
         tokens = MATH_TOKEN.findall(span) if len(span.split()) <= 25 else []
+        if len(tokens) > 1:
+            # "the product $abc$ is $-120$": a symbol named, then its value after the last copula.
+            cop = _LAST_COPULA.search(span)
+            tokens = [cop.group(1)] if cop else tokens
         if len(tokens) == 1 and not _NEG_WORDS.search(span):
             value = clean_math(tokens[0], question)
             if looks_math(value):
@@ -400,6 +438,9 @@ def parse_math(head: str, question: str) -> tuple[str, str, str]:
     return OK, value, rest
 
 
+_LAST_COPULA = re.compile(
+    r"\s(?:is|equals|are|was)\s{1,3}((?:\\\([^()]{1,100}?\\\))|\$[^$\n]{1,100}\$|[-+−]?\d[\d,]*(?:\.\d+)?)\s{0,3}$"
+)
 _INLINE_MATH = re.compile(r"\\\((.{1,200}?)\\\)|\$([^$]{1,200})\$")
 _NEG_WORDS = re.compile(r"\b(?:not|no|never|cannot|can't|isn't|wasn't|without)\b", re.I)
 _WORD_ANSWER = re.compile(r"[A-Za-z][A-Za-z'’-]{0,24}(?:\s[A-Za-z][A-Za-z'’-]{0,24}){0,2}")
