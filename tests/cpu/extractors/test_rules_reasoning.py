@@ -178,6 +178,58 @@ CASES = [
     ("math", "Q", "Summing all terms:\n\\[\n327,600,000,000,000 + 2,8", NVA, "truncated"),
     ("math", "Q", "$$\n7,811,528 \\times 42,361,604 = 330", NVA, "truncated"),
     ("math", "Q", "To", NVA, "truncated"),
+    # A stray "$$" inside a sentence opens nothing (MMLU-Pro, Llama-2-13b).
+    ("math", "Q", "This is equal to $$10^{-4.26}$. So the answer is 5.75.", "5.75", ""),
+    # Per-part choices inside one claim, and a numbered list of answers without an overall one.
+    (
+        "alphabet_option",
+        "Q?",
+        "a) ... b) ...\n\nThe answer is (E) for part a and (B) for part b.",
+        NVA,
+        "multi_part",
+    ),
+    ("alphabet_option", "Q?", "So the answer is (G) for part (a) and (A) for part (b).", NVA, "multi_part"),
+    (
+        "alphabet_option",
+        "Q?",
+        "1. The answer is (B).\n2. The answer is (D).\n3. The answer is (A).",
+        NVA,
+        "multi_part",
+    ),
+    # The few-shot questions' answers listed after the real one, under a heading of their own.
+    (
+        "alphabet_option",
+        "Q?",
+        "Cells lack these. The answer is (A).\nNow, let's summarize the final answers to all questions:\n"
+        "1. The answer is (B).\n2. The answer is (D).\n3. The answer is (C).",
+        "A",
+        "",
+    ),
+    (
+        "alphabet_option",
+        "Q?",
+        "It matches. The answer is (I).\n== response ==\nThe answers are:\n1. The answer is (H).\n"
+        "2. The answer is (J).\n3. The answer is (J).",
+        "I",
+        "",
+    ),
+    (
+        "alphabet_option",
+        "Q?",
+        "Three buying classes. The answer is (J).\nNow I can give the final answer for each question.\n"
+        "1. The answer is (F).\n2. The answer is (A).\n3. The answer is (C).",
+        "J",
+        "",
+    ),
+    # An alternating loop whose turns the loop scan starts mid-claim ("). The answer is (A). The answer is (B").
+    (
+        "alphabet_option",
+        "Q?",
+        "The answer is (A). " + "The answer is (A). The answer is (B). " * 6,
+        NVA,
+        "loop",
+    ),
+    ("alphabet_option", "Q?", "Mayan art. The answer is (E).\n" + "The answer is (A).\n" * 20, "A", ""),
     ("math", "Q", "The", NVA, "truncated"),
 ]
 

@@ -277,7 +277,9 @@ def _looping(text: str, start: int, period: int, kat: str, question: str, ix) ->
     unit = text[start : start + period]
     if has_turn_header(unit):
         return None
-    values = claim_values(unit, question, ix)
+    # Two turns of the loop: the loop's start may cut a claim in two ("). The answer is (A). The
+    # answer is (B"), and every claim of the loop is whole somewhere in two consecutive turns.
+    values = claim_values(text[start : start + 2 * period], question, ix)
     if len(values) > 1:
         return Extraction(NO_VALID_ANSWER, LIKELY, "loop")
     if len(values) == 1:

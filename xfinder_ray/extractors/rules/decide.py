@@ -534,8 +534,23 @@ def _asked_unit(chain: list[Claim], text: str, question: str) -> str | None:
     return picked[0] if len(set(picked)) == 1 else None
 
 
+_PART_AFTER = re.compile(
+    r"\b(?:for|in)\s{1,3}(?:the\s{1,3})?(?:part|question|statement|sub-?question)\s{0,3}\(?(?:[a-h1-6]|i{1,3}|iv)\)?\b",
+    re.I,
+)
+
+
+def _other_choice_after(text: str, chosen: Claim, ix: Index) -> bool:
+    """Another option named in the rest of the chosen claim's sentence."""
+    end = min(len(text), chosen.pos + 200)
+    cut = [k for k in (text.find(ch, chosen.pos + 3, end) for ch in ".\n") if k >= 0]
+    vals = {v for _, _, v, neg in mentions(text, chosen.pos, min(cut) if cut else end, ix) if not neg}
+    return bool(vals - {chosen.value})
+
+
 _PART_MARK = re.compile(
-    r"(?:^|\n|(?<=[.!?])[ \t]{1,3})[ \t>*#]{0,6}(?:\(?[a-h]\)|\(?(?:i|ii|iii|iv|v|vi)\)|part\s{1,3}(?:\(?[a-h1-6]\)?|one|two|three)\b"
+    r"(?:^|\n)[ \t]{0,3}\d{1,2}[.)][ \t]"  # a numbered list item at a line start
+    r"|(?:^|\n|(?<=[.!?])[ \t]{1,3})[ \t>*#]{0,6}(?:\(?[a-h]\)|\(?(?:i|ii|iii|iv|v|vi)\)|part\s{1,3}(?:\(?[a-h1-6]\)?|one|two|three)\b"
     r"|(?:for\s{1,3})?the\s{1,3}(?:first|second|third)\s{1,3}(?:part|question|statement|scenario)\b)",
     re.I,
 )
@@ -546,6 +561,8 @@ def _per_part(
 ) -> tuple[str, str, str] | None:
     """Answers to several parts ("a) ... The answer is (C). b) ... The answer is (E).") without one
     overall choice commit to no single option."""
+    if _PART_AFTER.search(text, chosen.pos, chosen.pos + 30) and _other_choice_after(text, chosen, ix):
+        return NO_VALID_ANSWER, UNSURE, "multi_part"  # "the answer is (C) for part a and (F) for part b"
     parts = [m.start() for m in _PART_MARK.finditer(text, 0, chosen.start)]
     if len(parts) < 2 or parts[-1] > chosen.start:
         return None
@@ -569,8 +586,11 @@ def _per_part(
 # answer is H. ... The answer is J."): not the answer.
 _RECAP = re.compile(
     r"总结|以上答案|\brecap\b|\bsummar(?:y|ize|ise)\s{1,3}(?:of\s{1,3})?(?:the\s{1,3})?"
-    r"(?:above\s{1,3}|previous\s{1,3}|all\s{1,3}(?:the\s{1,3})?)?(?:answers|questions)\b",
-    re.I,
+    r"(?:above\s{1,3}|previous\s{1,3}|all\s{1,3}(?:the\s{1,3})?)?(?:final\s{1,3})?(?:answers|questions)\b"
+    # a list of the few-shot questions' answers under its own heading: "The answers are:\n1. ..."
+    r"|^[ \t=#*]{0,6}(?:the\s{1,3})?answers\s{1,3}are\s{0,3}:[ \t]{0,3}$|\bfor\s{1,3}the\s{1,3}other\s{1,3}questions\b"
+    r"|\b(?:for|to)\s{1,3}(?:each|every|all(?:\s{1,3}the)?)\s{1,3}(?:of\s{1,3}the\s{1,3})?questions?\b",
+    re.I | re.M,
 )
 
 
@@ -578,7 +598,15 @@ def _may_recap(text: str) -> bool:
     """Whether _RECAP can match: a substring test for its words, not a case-insensitive scan. ("ſ"
     is one re.I reads as "s" that lower() keeps as it is.)"""
     low = text.lower()
-    return "recap" in low or "summar" in low or "总结" in text or "以上答案" in text or "ſ" in text
+    return (
+        "recap" in low
+        or "summar" in low
+        or "answers" in low
+        or "question" in low
+        or "总结" in text
+        or "以上答案" in text
+        or "ſ" in text
+    )
 
 
 def _cut_recap(text: str, claims: list[Claim], question: str, ix: Index | None) -> tuple[str, list[Claim]]:

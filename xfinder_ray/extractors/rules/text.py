@@ -135,7 +135,12 @@ def _open_display(t: str) -> bool:
     opened = t.rfind("\\[")
     if opened >= 0 and opened > t.rfind("\\]"):
         return True
-    return "$$" in t and t.count("$$") % 2 == 1
+    if "$$" not in t or t.count("$$") % 2 == 0:
+        return False
+    # An odd "$$" opens display math only on a line of its own or at a line's start ("$$\n..."),
+    # not a stray "$$10^{-4}$" in a sentence.
+    k = t.rfind("$$")
+    return t[:k].rstrip(" \t").endswith("\n") or k == 0 or t[k + 2 : k + 3] == "\n"
 
 
 def _open_math(tail: str) -> bool:
