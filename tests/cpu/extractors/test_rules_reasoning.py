@@ -159,6 +159,24 @@ CASES = [
         "",
     ),
     ("math", "Solve x^2 = 16.", "The answer is x = 4 and x = -4.", "x = 4 and x = -4", ""),
+    # "<named quantity> is <value>": as the final statement even when the name holds numbers; mid-way
+    # through a chain only when the name is a symbol (SkyThought Sky-T1 outputs).
+    (
+        "math",
+        "Q",
+        "So there are 9 of them: 1, 2, 4, 7, 14, 28, 49, 98, 196.\n\n"
+        "Therefore, the number of positive whole-number divisors of 196 is 9.\n\nI think that's the answer.",
+        "9",
+        "",
+    ),
+    (
+        "math",
+        "Q",
+        "Therefore, the least common multiple of 20 and 27 is 540.\n\nNow I need the times of both gears, "
+        "which depend on their speeds.\n\nThe first gear completes a full turn every",
+        NVA,
+        "truncated",
+    ),
     # A refusal, then a value only under an assumption: no commitment.
     (
         "math",

@@ -498,6 +498,9 @@ def _parse_backward(text: str, c: Claim, ix: Index | None, question: str) -> tup
     return OK, value
 
 
+FINAL_SENTENCE = 300  # characters: a claim this close to the end is the final statement
+
+
 def parse_claim(text: str, c: Claim, ix: Index | None, question: str) -> None:
     if c.status:
         return
@@ -508,7 +511,9 @@ def parse_claim(text: str, c: Claim, ix: Index | None, question: str) -> None:
         return
     head = text[c.pos : c.pos + VALUE_WINDOW]
     if ix is None:
-        c.status, c.value, rest = parse_math(head, question)
+        # the last line, or the line before a short sign-off ("I think that's the answer.")
+        final = len(text) - c.pos <= FINAL_SENTENCE and text.count("\n", c.pos) <= 2
+        c.status, c.value, rest = parse_math(head, question, final=final)
         if c.status == JUNK and c.tier >= P.STRONG:
             word = boxed_answer(head, question) or word_answer(head)
             if word is not None:

@@ -406,7 +406,10 @@ def _math_span(s: str) -> str:
     return s[: m.start()] if m else s
 
 
-def parse_math(head: str, question: str) -> tuple[str, str, str]:
+def parse_math(head: str, question: str, final: bool = False) -> tuple[str, str, str]:
+    """(status, value, the rest of head) of the math value `head` starts with. `final`: head is the
+    response's last sentence, whose "<named quantity> is <value>" states the result even when the
+    name holds numbers ("the number of divisors of 196 is 9")."""
     m = _MATH_FILLER.match(head)
     s = head[m.end() :] if m else head
     if _NEG_START.match(s):
@@ -427,9 +430,13 @@ def parse_math(head: str, question: str) -> tuple[str, str, str]:
         # picked in all." (the sentence was cut at its first clause break by _math_span).
         tokens = MATH_TOKEN.findall(span) if len(span.split()) <= 25 else []
         if len(tokens) > 1:
-            # "the product $abc$ is $-120$": a symbol named, then its value after the last copula.
+            # "the product $abc$ is $-120$": a symbol named, then its value after the last copula
+            # (not "the frequency is \\(4.4 \\times 10^{14}\\)", whose numbers are all one value).
+            # Only a symbol may come before it: "the LCM of 20 and 27 is 540" is a step, not a result.
             cop = _LAST_COPULA.search(span)
-            tokens = [cop.group(1)] if cop else tokens
+            before = MATH_TOKEN.findall(span, 0, cop.start()) if cop else []
+            if before and (final or not any(ch.isdigit() for t in before for ch in t)):
+                tokens = [cop.group(1)]
         if len(tokens) == 1 and not _NEG_WORDS.search(span):
             value = clean_math(tokens[0], question)
             if looks_math(value):
@@ -560,7 +567,7 @@ def resolve_value(value: str | None, question: str, ix: Index | None) -> tuple[s
         last = _LAST_RESULT.search(v)
         if last:  # "20 * 1.8 ≈ 36.12": the computation and its result
             v = last.group(1)
-        status, answer, _ = parse_math(v, question)
+        status, answer, _ = parse_math(v, question, final=True)  # an answer field states the result
         if status == OK:
             return "ok", answer
         spans = [m.group(1) or m.group(2) for m in _INLINE_MATH.finditer(v)]
