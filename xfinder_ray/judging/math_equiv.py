@@ -33,6 +33,7 @@ def math_equivalent(extracted: str, correct: str, *, precision: bool = False) ->
     _count("comparisons")
     pred = prepare(extracted)
     gold = prepare(correct)
+    pred, gold = _same_tuple_form(pred, gold)
     if pred.over_cap or gold.over_cap:
         _count("over_cap")
     fast = compare_fast(pred, gold)
@@ -44,6 +45,48 @@ def math_equivalent(extracted: str, correct: str, *, precision: bool = False) ->
         return fast
     _count("worker")
     return _worker_equivalent(gold, pred)
+
+
+def _same_tuple_form(pred: MathAnswer, gold: MathAnswer) -> tuple[MathAnswer, MathAnswer]:
+    """ "(-2, -2)" against "-2,-2": a bare list that repeats a value is the same ordered tuple written
+    without its parentheses (math-verify reads a bare list as a set, which drops the repeated -2)."""
+    a, b = pred.text.strip(), gold.text.strip()
+    if _is_paren_tuple(a) and _is_bare_list(b) and _top_commas(a[1:-1]) == _top_commas(b):
+        return pred, prepare("(" + b + ")")
+    if _is_paren_tuple(b) and _is_bare_list(a) and _top_commas(b[1:-1]) == _top_commas(a):
+        return prepare("(" + a + ")"), gold
+    return pred, gold
+
+
+def _top_commas(s: str) -> int:
+    depth = n = 0
+    for ch in s:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            n += 1
+    return n
+
+
+def _is_paren_tuple(s: str) -> bool:
+    return (
+        len(s) <= 400
+        and s.startswith("(")
+        and s.endswith(")")
+        and _top_commas(s[1:-1]) >= 1
+        and _top_commas(s) == 0
+    )
+
+
+def _is_bare_list(s: str) -> bool:
+    """A bare list that repeats an element: only a tuple lists one value twice. (A bare list of
+    distinct values stays a set: "1, 2" is answered by "(2, 1)" as well.)"""
+    if len(s) > 400 or s[:1] in "([{" or "(" in s or _top_commas(s) < 1:
+        return False
+    items = [x.strip() for x in s.split(",")]
+    return len(set(items)) < len(items)
 
 
 def _worker_equivalent(gold: MathAnswer, pred: MathAnswer) -> bool:

@@ -340,8 +340,17 @@ def clean(raw: str) -> str:
     s = _SQRT_PAREN.sub(lambda m: "\\sqrt{" + (m.group(1) or m.group(2)) + "}", s)
     s = _BARE_PI.sub(r"\\pi", s)
     s = _BARE_INF.sub(r"\\infty", s)
+    s = _ORDINAL_SCRIPT.sub(r"\1", s)  # "12^{\text{th}}": the 12th is 12
+    s = _ONE_CHAR_SUB.sub(r"_\1", s)  # "E_{1}" is "E_1"
     s = _SPACE.sub(" ", s).strip().rstrip(".").strip()
     return s
+
+
+_ORDINAL_SCRIPT = re.compile(
+    r"(\d)\s{0,2}\^\s{0,2}(?:\{\s{0,2}(?:\\(?:text|mathrm|textrm|rm)\s{0,2})?\{?\s{0,2}(?:st|nd|rd|th)\s{0,2}\}?\s{0,2}\}"
+    r"|\\(?:text|mathrm|textrm)\s{0,2}\{\s{0,2}(?:st|nd|rd|th)\s{0,2}\})"
+)
+_ONE_CHAR_SUB = re.compile(r"_\{\s{0,2}([A-Za-z0-9])\s{0,2}\}")
 
 
 def _is_unit_tail(rest: str) -> bool:

@@ -178,6 +178,22 @@ REAL_FORMATS = {
         ("100101_b", "100100", False),
         ("a_n", "n", False),
     ],
+    "ordinal superscripts, subscript braces (SkyThought Sky-T1 / gemma-2 outputs vs MATH golds)": [
+        ("12^{\\text{th}}", "12", True),
+        ("12^{\\mathrm{th}}", "12", True),
+        ("3^{rd}", "3", True),
+        ("3^{rd}", "4", False),
+        ("E_1, E_2", "E_{1},E_{2}", True),
+        ("E_1, E_2", "E_{1},E_{3}", False),
+    ],
+    "a tuple against a bare list that repeats a value (a set would drop it)": [
+        ("(-2, -2)", "-2,-2", True),
+        ("-2, -2", "(-2,-2)", True),
+        ("(1, 2, 2)", "1, 2, 2", True),
+        ("(1, 2, 2)", "1, 2, 3", False),
+        ("(2, -2)", "-2,-2", False),
+        ("(2, 1)", "1, 2", True),  # distinct values: still a solution set, order-free
+    ],
     "computation chains": [
         ("$840 + $756 = $1,596", "1596", True),  # ZeroEval gsm
         ("1,360 - (64 + 30 + 48) = 1,360 - 142 = 1,218", "1218", True),
