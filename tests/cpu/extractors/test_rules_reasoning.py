@@ -177,6 +177,24 @@ CASES = [
         NVA,
         "truncated",
     ),
+    # How the answer is presented is not the answer; a display's closing bracket is not part of it;
+    # the last line's "<named quantity> is <value>" answers (SkyThought outputs).
+    (
+        "math",
+        "Q",
+        "4. **Final Answer**: the expression is:\n   \\[\n   \\boxed{5}\n   \\]\n\n"
+        "This follows the original solution, ensuring that the final answer is clearly highlighted.",
+        "5",
+        "",
+    ),
+    ("math", "Q", "Therefore the count is:\n\n\\[ 10 - 7 = 3 \\]", "3", ""),
+    (
+        "math",
+        "Q",
+        "So r = 2 is right.\n\nThe value of \\( r \\) in the polar form of \\( z = 1 + \\sqrt{3}i \\) is 2.",
+        "2",
+        "",
+    ),
     # A refusal, then a value only under an assumption: no commitment.
     (
         "math",

@@ -30,6 +30,7 @@ from xfinder_ray.extractors.rules.values import (
     OUT,
     braced,
     clean_math,
+    copula_value,
     looks_math,
     parse_choice,
     parse_math,
@@ -259,6 +260,11 @@ def _fallback_math(text: str, question: str) -> tuple[str, str]:
         # The line's last sentence with a number: "First, 3/4 = 0.75 and 1/8 = 0.125. Adding them gives 0.875."
         sentences = [x for x in P.SENT_SPLIT.split(line.strip()) if any(ch.isdigit() for ch in x)]
         line = sentences[-1].strip() if sentences else line.strip()
+        # The response's last statement "<named quantity> is <value>": the value ("The value of
+        # \\( r \\) in the polar form of \\( z = 1 + \\sqrt{3}i \\) is 2.").
+        value = copula_value(line, question)
+        if value is not None:
+            return value, ""
         for sep in (":", "="):
             k = line.rfind(sep)
             if k >= 0 and any(ch.isdigit() for ch in line[k + 1 :]):

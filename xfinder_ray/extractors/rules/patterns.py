@@ -324,7 +324,10 @@ NOT_AN_ANSWER_START = frozenset(
     "with within found shown listed determined calculated derived also still important reasonable plausible "
     "valid sound justified due one what how why where when which who whether my our your his her their here "
     "there then therefore thus so supposed expected going meant likely probably definitely provided "
-    "option options choice choices answer letter label of for not".split()
+    "option options choice choices answer letter label of for not "
+    # how the answer is presented, not what it is: "the final answer is clearly highlighted"
+    "highlighted boxed presented stated displayed written indicated marked emphasized enclosed "
+    "summarized summarised".split()
 )
 
 ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "sixth": 5, "last": -1}

@@ -313,6 +313,11 @@ def clean_math(v: str, question: str) -> str:
     v = v.replace("\\$", "").replace("$", "").strip()  # LaTeX delimiters and currency signs alike
     v = v.rstrip(".,;:。，；：").strip().strip('*`"“”').strip()
     v = v.lstrip("= ").strip()
+    for left, right in (("\\[", "\\]"), ("\\(", "\\)")):
+        if v.endswith(right) and left not in v:
+            v = v[
+                : -len(right)
+            ].strip()  # "10 - 7 = 3 \\]": the display's closing bracket, cut from its opening
     v = _TRAIL_UNIT_CMD.sub("", v).strip()
     v = _DOMAIN_QUALIFIER.sub("", v).strip()  # "b + 1 - e^{-a t}, \\quad t > 0": the value, not its domain
     m = _VAR_EQ.match(v)
@@ -448,6 +453,17 @@ def parse_math(head: str, question: str, final: bool = False) -> tuple[str, str,
 _LAST_COPULA = re.compile(
     r"\s(?:is|equals|are|was)\s{1,3}((?:\\\([^()]{1,100}?\\\))|\$[^$\n]{1,100}\$|[-+−]?\d[\d,]*(?:\.\d+)?)\s{0,3}$"
 )
+
+
+def copula_value(sentence: str, question: str) -> str | None:
+    """The value a final "<named quantity> is <value>." states, or None."""
+    cop = _LAST_COPULA.search(sentence.rstrip().rstrip(".!").rstrip())
+    if cop is None:
+        return None
+    value = clean_math(cop.group(1), question)
+    return value if looks_math(value) and "=" not in value else None  # a chain: the caller's "=" split
+
+
 _INLINE_MATH = re.compile(r"\\\((.{1,200}?)\\\)|\$([^$]{1,200})\$")
 _NEG_WORDS = re.compile(r"\b(?:not|no|never|cannot|can't|isn't|wasn't|without)\b", re.I)
 _WORD_ANSWER = re.compile(r"[A-Za-z][A-Za-z'’-]{0,24}(?:\s[A-Za-z][A-Za-z'’-]{0,24}){0,2}")
