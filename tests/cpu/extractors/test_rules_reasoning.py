@@ -257,6 +257,43 @@ CASES = [
         "J",
         "",
     ),
+    # One line naming another answer under a recap header right after the real answer (Qwen1.5-Chat
+    # on MMLU-Pro); a correction or reasoning in between keeps the later answer.
+    (
+        "alphabet_option",
+        "Q?",
+        "It is added back. The answer is (B).\n\nFinal Answer: The answer is (E).",
+        "B",
+        "",
+    ),
+    (
+        "alphabet_option",
+        "Q?",
+        "So Q = -250J. The answer is (C).\nNow, combining all the answers:\nThe answer is (B).",
+        "C",
+        "",
+    ),
+    (
+        "alphabet_option",
+        "Q?",
+        "The answer is (D).\nFinal Answer:\nThe answer is (F). Business ethics management.",
+        "D",
+        "",
+    ),
+    (
+        "alphabet_option",
+        "Q?",
+        "The answer is (B). Wait, I made an error: the rate doubles.\nFinal Answer: (D)",
+        "D",
+        "",
+    ),
+    (
+        "alphabet_option",
+        "Q?",
+        "The answer is (B).\n\nOn reflection the rate doubles, so it is D.\nFinal Answer: (D)",
+        "D",
+        "",
+    ),
     # An alternating loop whose turns the loop scan starts mid-claim ("). The answer is (A). The answer is (B").
     (
         "alphabet_option",

@@ -356,6 +356,12 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
     claims = find_claims(text, math=ix is None)
     text, claims = _cut_continuation(text, claims, question, ix)
     text, claims = _cut_recap(text, claims, question, ix)
+    recap_at = cut_trailing_recap(text, question, ix)
+    if recap_at is not None:
+        text, claims = text[:recap_at], [c for c in claims if c.start < recap_at]
+        for c in claims:
+            if c.pos + VALUE_WINDOW > recap_at:
+                c.status = ""  # re-parse against the cut text
     scan = _last_claims(text, claims, question, ix)
     if scan.bad_after:
         return NO_VALID_ANSWER, UNSURE, scan.bad_after
@@ -378,8 +384,8 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
             chosen = scan.best_initial
     if chosen is not None:
         answer, confidence, why = _committed(text, chosen, question, ix)
-        if confidence == LIKELY and _concludes(text, claims, chosen, question, ix):
-            confidence = CERTAIN
+        if confidence == LIKELY and recap_at is None and _concludes(text, claims, chosen, question, ix):
+            confidence = CERTAIN  # (a cut recap contradicted the answer: never certain)
         return answer, confidence, why
     answer, why = _fallback_math(text, question) if ix is None else _fallback_choice(text, question, ix)
     if answer != NO_VALID_ANSWER and _fluctuates(
@@ -630,6 +636,40 @@ def _cut_recap(text: str, claims: list[Claim], question: str, ix: Index | None) 
         if c.status == OK and c.tier >= P.NORMAL:
             return text[: m.start()], before
     return text, claims
+
+
+# One line after the real answer that names another one under a recap header, with no reasoning
+# between: "The answer is (J).\nFinal Answer: The answer is (F)." / "... (E).\nNow, combining all
+# the answers:\nThe answer is (B)." (Qwen1.5-Chat on MMLU-Pro, ~5% of one model's 12,000 answers,
+# the same letter for question after question: a few-shot example's answer, not a correction).
+_TRAILING_RECAP = re.compile(
+    r"\n[ \t*#]{0,6}(?:final\s{1,3}answers?\s{0,3}\**\s{0,3}:"
+    r"|(?:now,?\s{1,3})?(?:let'?s\s{1,3}|let\s{1,3}us\s{1,3})?(?:combin|consider|summar|recap)\w{0,6}\b[^\n:]{0,80}:)"
+    r"[ \t*]{0,4}\n?[ \t]{0,4}(?P<tail>[^\n]{1,60})\s{0,8}$",
+    re.I,
+)
+MAX_TRAILING_RECAP = 240  # characters at the end where the header and its line can be
+
+
+def cut_trailing_recap(text: str, question: str, ix: Index | None) -> int | None:
+    """Where a trailing recap line starts (see _TRAILING_RECAP), or None: the line names exactly one
+    answer, and the line before it ends on one explicit answer that is a different one."""
+    if ix is None or "\n" not in text[-MAX_TRAILING_RECAP:]:
+        return None
+    lo = len(text) - MAX_TRAILING_RECAP
+    m = _TRAILING_RECAP.search(text, max(0, lo))
+    if m is None:
+        return None
+    recap = claim_values(m.group("tail"), question, ix) or claim_values(text[m.start() :], question, ix)
+    before = text[: m.start()].rstrip()
+    line = before[before.rfind("\n") + 1 :]
+    sentences = [x for x in P.SENT_SPLIT.split(line) if x.strip()]
+    if not sentences or P.CORRECTION.search(line) or P.RETRACTION.search(line):
+        return None
+    real = claim_values(sentences[-1], question, ix)  # the line ends on its answer, nothing after it
+    if len(recap) == 1 and len(real) == 1 and recap != real and claim_values(line, question, ix) == real:
+        return m.start()
+    return None
 
 
 def claim_values(text: str, question: str, ix: Index | None) -> set[str]:
