@@ -195,6 +195,32 @@ CASES = [
         "2",
         "",
     ),
+    # A long marker-less chain that deliberates ("Wait, maybe ...") and then states its result as its
+    # last sentence committed to it (Sky-T1-27B); an apposition after the value is not the value.
+    (
+        "math",
+        "Q",
+        "Therefore, the last nonzero digit is 4.\n\nWait a minute, maybe I should check 137/500 = 0.274 "
+        "or perhaps 0.27.\n\nYes, 0.274.\n\nThe last nonzero digit to the right of the decimal point is 4.",
+        "4",
+        "",
+    ),
+    (
+        "math",
+        "Q",
+        "9 divided by 2 is 4 with a remainder of 1, or maybe 4.5.\n\n"
+        "I think I've confirmed it enough. So, \\(\\frac{9}{2}\\) expressed as a decimal is 4.5.",
+        "4.5",
+        "",
+    ),
+    (
+        "math",
+        "Q",
+        "Plug in x = 20.\n\nThe final answer is 7, which is the y-coordinate of the point whose x is 20.",
+        "7",
+        "",
+    ),
+    ("math", "Q", "The graph is 5-regular.\n\nSo, for each vertex, there are 5 vertices", NVA, "truncated"),
     # A refusal, then a value only under an assumption: no commitment.
     (
         "math",

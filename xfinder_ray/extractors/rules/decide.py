@@ -388,11 +388,26 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
             confidence = CERTAIN  # (a cut recap contradicted the answer: never certain)
         return answer, confidence, why
     answer, why = _fallback_math(text, question) if ix is None else _fallback_choice(text, question, ix)
-    if answer != NO_VALID_ANSWER and _fluctuates(
-        text, max(0, len(text) - MENTION_WINDOW), answer, ix, committed=False
+    if (
+        answer != NO_VALID_ANSWER
+        and not (ix is None and answer == _final_statement(text, question))
+        and _fluctuates(text, max(0, len(text) - MENTION_WINDOW), answer, ix, committed=False)
     ):
         return NO_VALID_ANSWER, UNSURE, "hedged"
     return answer, UNSURE, why
+
+
+def _final_statement(text: str, question: str) -> str | None:
+    """The value the response's last sentence states ("The last nonzero digit ... is 4."): it settles
+    the deliberation before it ("Wait, maybe ..."), which therefore hedges nothing."""
+    t = text.rstrip()
+    if not t.endswith((".", "!")):
+        return (
+            None  # an unfinished last sentence ("So, for each vertex, there are 5 vertices") states nothing
+        )
+    line = t[t.rfind("\n") + 1 :]
+    sentences = [x for x in P.SENT_SPLIT.split(line) if x.strip()]
+    return copula_value(sentences[-1], question) if sentences else None
 
 
 def _committed(text: str, chosen: Claim, question: str, ix: Index | None) -> tuple[str, str, str]:
@@ -408,7 +423,9 @@ def _committed(text: str, chosen: Claim, question: str, ix: Index | None) -> tup
         rest = text[retraction.end() :]
         answer, why = _fallback_math(rest, question) if ix is None else _fallback_choice(rest, question, ix)
         return answer, UNSURE, why
-    if _fluctuates(text, chosen.start, chosen.value, ix, committed=True):
+    if _fluctuates(text, chosen.start, chosen.value, ix, committed=True) and not (
+        ix is None and _final_statement(text, question) == chosen.value
+    ):
         return NO_VALID_ANSWER, UNSURE, "hedged"
     return chosen.value, (LIKELY if chosen.tier >= P.NORMAL else UNSURE), ""
 

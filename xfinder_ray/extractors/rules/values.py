@@ -426,6 +426,16 @@ def parse_math(head: str, question: str, final: bool = False) -> tuple[str, str,
     rest = s[len(span) :]
     if either and re.search(r"\bor\b", span + rest[:80], re.I):
         return AMBIG, "", rest
+    # Only after a symbol in math delimiters that a naming verb follows: not "7, which is the
+    # y-coordinate of the point whose x is 20", not "$7$ and the remainder is $3$".
+    if final and s.startswith(("\\(", "$")) and _NAMING_VERB.match(rest):
+        # A final "\\(\\frac{9}{2}\\) expressed as a decimal is 4.5.": the value after the copula,
+        # not the symbol the sentence starts with.
+        end = _SENTENCE_END.search(s)
+        sentence = s[: end.start()] if end and end.group() in ".!" else ""  # a finished sentence only
+        whole = copula_value(sentence, question) if sentence and not _NEG_WORDS.search(sentence) else None
+        if whole is not None:
+            return OK, whole, s[len(sentence) :]
     value = clean_math(span, question)
     if not looks_math(value):
         words = _number_words(value)
@@ -442,6 +452,14 @@ def parse_math(head: str, question: str, final: bool = False) -> tuple[str, str,
             before = MATH_TOKEN.findall(span, 0, cop.start()) if cop else []
             if before and (final or not any(ch.isdigit() for t in before for ch in t)):
                 tokens = [cop.group(1)]
+        if final:
+            # The final statement read whole, past the clause break that cut it ("the only possible
+            # length for the third side is 3 units.", "\\(\\frac{9}{2}\\) expressed as a decimal is 4.5.").
+            end = _SENTENCE_END.search(s)
+            sentence = s[: end.start()] if end and end.group() in ".!" else ""  # a finished sentence only
+            whole = copula_value(sentence, question) if sentence and not _NEG_WORDS.search(sentence) else None
+            if whole is not None:
+                return OK, whole, s[len(sentence) :]
         if len(tokens) == 1 and not _NEG_WORDS.search(span):
             value = clean_math(tokens[0], question)
             if looks_math(value):
@@ -450,8 +468,15 @@ def parse_math(head: str, question: str, final: bool = False) -> tuple[str, str,
     return OK, value, rest
 
 
+# After a symbol, words that name it rather than join another clause ("\\(\\frac92\\) expressed as a
+# decimal is 4.5"; not "$7$ and the remainder is $3$").
+_NAMING_VERB = re.compile(r"\s{1,3}(?!(?:and|or|but|which|so|while|with|since|because|if)\b)[a-z]{2,20}\b")
+_SENTENCE_END = re.compile(r"\.(?=\s|$)|\n|[!?](?=\s|$)")
+
+
 _LAST_COPULA = re.compile(
-    r"\s(?:is|equals|are|was)\s{1,3}((?:\\\([^()]{1,100}?\\\))|\$[^$\n]{1,100}\$|[-+−]?\d[\d,]*(?:\.\d+)?)\s{0,3}$"
+    r"\s(?:is\s{1,3}equal\s{1,3}to|is|equals|are|was)\s{1,3}((?:\\\([^()]{1,100}?\\\))|\$[^$\n]{1,100}\$|[-+−]?\d[\d,]*(?:\.\d+)?"
+    r"(?:\s{1,2}[A-Za-z]{1,12}){0,2})\s{0,3}$"  # a number may carry its unit: "is 3 units"
 )
 
 
