@@ -76,15 +76,20 @@ def _cut_continuation(
         snippet = normalize_text(text[h.end() : nl if nl >= 0 else h.end() + 80])
         if len(snippet) >= 8 and snippet in qn:
             continue  # the response quoting the actual question
-        cut = h.start()
-        kept = []
-        for c in claims:
-            if c.start < cut:
-                if c.pos + VALUE_WINDOW > cut:
-                    c.status = ""  # re-parse against the cut text
-                kept.append(c)
-        return text[:cut], kept
+        return _cut_at(text, claims, h.start())
     return text, claims
+
+
+def _cut_at(text: str, claims: list[Claim], cut: int) -> tuple[str, list[Claim]]:
+    """text up to `cut` and the claims that start before it; a claim whose value window reached past
+    the cut is parsed again against the cut text."""
+    kept = []
+    for c in claims:
+        if c.start < cut:
+            if c.pos + VALUE_WINDOW > cut:
+                c.status = ""
+            kept.append(c)
+    return text[:cut], kept
 
 
 def has_turn_header(text: str) -> bool:
@@ -358,10 +363,7 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
     text, claims = _cut_recap(text, claims, question, ix)
     recap_at = cut_trailing_recap(text, question, ix)
     if recap_at is not None:
-        text, claims = text[:recap_at], [c for c in claims if c.start < recap_at]
-        for c in claims:
-            if c.pos + VALUE_WINDOW > recap_at:
-                c.status = ""  # re-parse against the cut text
+        text, claims = _cut_at(text, claims, recap_at)
     scan = _last_claims(text, claims, question, ix)
     if scan.bad_after:
         return NO_VALID_ANSWER, UNSURE, scan.bad_after
@@ -401,10 +403,9 @@ def _final_statement(text: str, question: str) -> str | None:
     """The value the response's last sentence states ("The last nonzero digit ... is 4."): it settles
     the deliberation before it ("Wait, maybe ..."), which therefore hedges nothing."""
     t = text.rstrip()
+    # An unfinished last sentence ("So, for each vertex, there are 5 vertices") states nothing.
     if not t.endswith((".", "!")):
-        return (
-            None  # an unfinished last sentence ("So, for each vertex, there are 5 vertices") states nothing
-        )
+        return None
     line = t[t.rfind("\n") + 1 :]
     sentences = [x for x in P.SENT_SPLIT.split(line) if x.strip()]
     return copula_value(sentences[-1], question) if sentences else None

@@ -313,11 +313,10 @@ def clean_math(v: str, question: str) -> str:
     v = v.replace("\\$", "").replace("$", "").strip()  # LaTeX delimiters and currency signs alike
     v = v.rstrip(".,;:。，；：").strip().strip('*`"“”').strip()
     v = v.lstrip("= ").strip()
+    # "10 - 7 = 3 \\]": a display's closing bracket, cut from its opening
     for left, right in (("\\[", "\\]"), ("\\(", "\\)")):
         if v.endswith(right) and left not in v:
-            v = v[
-                : -len(right)
-            ].strip()  # "10 - 7 = 3 \\]": the display's closing bracket, cut from its opening
+            v = v[: -len(right)].strip()
     v = _TRAIL_UNIT_CMD.sub("", v).strip()
     v = _DOMAIN_QUALIFIER.sub("", v).strip()  # "b + 1 - e^{-a t}, \\quad t > 0": the value, not its domain
     m = _VAR_EQ.match(v)
@@ -431,11 +430,9 @@ def parse_math(head: str, question: str, final: bool = False) -> tuple[str, str,
     if final and s.startswith(("\\(", "$")) and _NAMING_VERB.match(rest):
         # A final "\\(\\frac{9}{2}\\) expressed as a decimal is 4.5.": the value after the copula,
         # not the symbol the sentence starts with.
-        end = _SENTENCE_END.search(s)
-        sentence = s[: end.start()] if end and end.group() in ".!" else ""  # a finished sentence only
-        whole = copula_value(sentence, question) if sentence and not _NEG_WORDS.search(sentence) else None
+        whole = _final_copula(s, question)
         if whole is not None:
-            return OK, whole, s[len(sentence) :]
+            return whole
     value = clean_math(span, question)
     if not looks_math(value):
         words = _number_words(value)
@@ -454,18 +451,27 @@ def parse_math(head: str, question: str, final: bool = False) -> tuple[str, str,
                 tokens = [cop.group(1)]
         if final:
             # The final statement read whole, past the clause break that cut it ("the only possible
-            # length for the third side is 3 units.", "\\(\\frac{9}{2}\\) expressed as a decimal is 4.5.").
-            end = _SENTENCE_END.search(s)
-            sentence = s[: end.start()] if end and end.group() in ".!" else ""  # a finished sentence only
-            whole = copula_value(sentence, question) if sentence and not _NEG_WORDS.search(sentence) else None
+            # length for the third side is 3 units.").
+            whole = _final_copula(s, question)
             if whole is not None:
-                return OK, whole, s[len(sentence) :]
+                return whole
         if len(tokens) == 1 and not _NEG_WORDS.search(span):
             value = clean_math(tokens[0], question)
             if looks_math(value):
                 return OK, value, rest
         return JUNK, "", rest
     return OK, value, rest
+
+
+def _final_copula(s: str, question: str) -> tuple[str, str, str] | None:
+    """(OK, value, rest) of s's first sentence read as "<named quantity> is <value>.", or None; the
+    sentence must be finished (".", "!") and not negated."""
+    end = _SENTENCE_END.search(s)
+    if end is None or end.group() not in ".!":
+        return None
+    sentence = s[: end.start()]
+    whole = copula_value(sentence, question) if not _NEG_WORDS.search(sentence) else None
+    return (OK, whole, s[len(sentence) :]) if whole is not None else None
 
 
 # After a symbol, words that name it rather than join another clause ("\\(\\frac92\\) expressed as a
