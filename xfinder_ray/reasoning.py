@@ -95,11 +95,16 @@ class _Markers:
     def __init__(self, text: str):
         self.text = text
         self.starts = marker_starts(text)
+        # What follows each "<" ("<|", "</", "<t", "< ", "<3"): a marker whose "<" is followed by
+        # something else is not there, decided without a look at the starts.
+        self.heads = None if self.starts is None else {text[k : k + 2] for k in self.starts}
 
     def find(self, marker: str, start: int = 0) -> int:
         lt = marker.find("<")
         if self.starts is None or lt < 0:
-            return self.text.find(marker, start)
+            return self._scan(marker, start)
+        if marker[lt : lt + 2] not in self.heads:
+            return -1
         for k in self.starts:
             if k - lt >= start and self.text.startswith(marker, k - lt):
                 return k - lt
@@ -108,11 +113,18 @@ class _Markers:
     def rfind(self, marker: str) -> int:
         lt = marker.find("<")
         if self.starts is None or lt < 0:
-            return self.text.rfind(marker)
+            return self._scan(marker, 0, reverse=True)
+        if marker[lt : lt + 2] not in self.heads:
+            return -1
         for k in reversed(self.starts):
             if k >= lt and self.text.startswith(marker, k - lt):
                 return k - lt
         return -1
+
+    def _scan(self, marker: str, start: int, reverse: bool = False) -> int:
+        if self.text.isascii() and not marker.isascii():  # ("◁think▷" in an ASCII text; isascii is a flag)
+            return -1
+        return self.text.rfind(marker, start) if reverse else self.text.find(marker, start)
 
 
 def _answer_tag(text: str, markers: _Markers) -> Segments:

@@ -118,18 +118,22 @@ def _extract(key_answer_type: str, question: str, llm_output: str, answer_range:
             return Extraction(NO_VALID_ANSWER, LIKELY, "truncated")
         return _extract_part(text, kat, question, _index(kat, answer_range))
     ix = _index(kat, answer_range)
-    thought_tail = prepare(reasoning.tail(seg.thought, THOUGHT_TAIL), kat)
     if seg.state == reasoning.OPEN:
-        return _open_thought(thought_tail, len(seg.thought), question, ix)
+        return _open_thought(_thought_tail(seg, kat), len(seg.thought), question, ix)
     final_text = prepare(seg.final, kat)
     final = _extract_part(final_text, kat, question, ix)
     if final.answer != NO_VALID_ANSWER or final.reason not in ("none_found", "truncated"):
         return _settled(final, final_text, question, ix)
     # The final part is empty or cut off before committing: the thought's last stated answer.
-    thought = _extract_part(thought_tail, kat, question, ix)
+    thought = _extract_part(_thought_tail(seg, kat), kat, question, ix)
     if thought.answer == NO_VALID_ANSWER:
         return final
     return Extraction(thought.answer, UNSURE)
+
+
+def _thought_tail(seg: reasoning.Segments, kat: str) -> str:
+    """The end of the thought, prepared: read only when the final part does not commit."""
+    return prepare(reasoning.tail(seg.thought, THOUGHT_TAIL), kat)
 
 
 def _index(kat: str, answer_range: AnswerRange):
@@ -305,7 +309,7 @@ def _correction_after(after: str, question: str, ix, answer: str) -> str | None:
     low = after.lower()
     if not any(w in low for w in _CORRECTION_WORDS):
         return None  # no answer phrase at all: the common case, decided without the claim patterns
-    m = (_NOT_NUMBER if ix is None else _NOT_LETTER).search(after)
+    m = (_NOT_NUMBER if ix is None else _NOT_LETTER).search(after) if "not" in after else None
     if m and _same(m.group(2), answer, ix) and not _same(m.group(1), answer, ix):
         return m.group(1).lstrip("$") if ix is None else ix.letters.get(m.group(1), None)
     for c in reversed(find_claims(after, math=ix is None)[-20:]):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from xfinder_ray.extractors.rules import patterns as P
 from xfinder_ray.extractors.rules.candidates import Index, mentions
-from xfinder_ray.extractors.rules.text import VALUE_WINDOW
+from xfinder_ray.extractors.rules.keywords import Keywords, Occurrences
+from xfinder_ray.extractors.rules.text import VALUE_WINDOW, lowered
 from xfinder_ray.extractors.rules.values import (
     JUNK,
     NEG,
@@ -164,21 +165,22 @@ _VERB_STARTS = (
 _CONCLUDE_STARTS = ("so", "thus", "therefore", "hence", "then")
 
 
-def _anchored(pattern: re.Pattern[str], text: str, low: str, words: tuple[str, ...]) -> list[re.Match[str]]:
-    """pattern's matches that start where one of `words` occurs in text (low: " " + text.lower()).
+def _anchored(
+    pattern: re.Pattern[str], text: str, low: str, occ: Occurrences, words: tuple[str, ...]
+) -> list[re.Match[str]]:
+    """pattern's matches that start where one of `words` occurs in text (low: " " + text.lower(),
+    occ: its keywords).
     Every alternative of the patterns anchored here starts with \\b and a letter, so a word inside
     another word ("so" in "also") is passed over without trying the pattern."""
     if len(low) != len(text) + 1:  # lower() changed the length: positions would not line up
         return list(pattern.finditer(text))
     found: dict[int, re.Match[str]] = {}
     for w in words:
-        k = low.find(w, 1)
-        while k > 0:
+        for k in occ.starts(w):
             if low[k - 1] not in _ASCII_WORD:  # low[k - 1] is text[k - 2], or the " " before the text
                 m = pattern.match(text, k - 1)
                 if m is not None:
                     found.setdefault(m.start(), m)
-            k = low.find(w, k + len(w))
     return [found[k] for k in sorted(found)]
 
 
@@ -218,25 +220,35 @@ def _anchored_back(
     pattern: re.Pattern[str],
     text: str,
     low: str,
+    occ: Occurrences,
     words: tuple[str, ...],
     lead: re.Pattern[str],
     back: int,
     before: Callable[[str], bool] | None = None,
+    after_word: tuple[str, ...] = (),
 ) -> list[re.Match[str]]:
     """pattern's matches that cover an occurrence of one of `words`, found from the starts `lead`
     matches within `back` characters before it -- instead of scanning pattern over all of text.
     `before`: what the character before the word ("" at the text's start) must be for a lead ending
-    right there to match at all; an occurrence failing it is passed over without the regex."""
+    right there to match at all; `after_word`: the words (lower case) one of which a match has
+    right before the occurrence, whitespace aside. An occurrence failing either is passed over
+    without the regex."""
     if len(low) != len(text) + 1:
         return list(pattern.finditer(text))
+    if after_word and not _finds_every_match(text, low):
+        after_word = ()  # (a word re.I matches may not be in low as written)
     found: dict[int, re.Match[str]] = {}
     for w in words:
-        k = low.find(w, 1)
-        while k > 0:
+        for k in occ.starts(w):
             at = k - 1  # the word's position in text
             if before is not None and not before(text[at - 1] if at else ""):
-                k = low.find(w, k + len(w))
                 continue
+            if after_word:
+                j = k  # low[:j] is text[:at] and the " " before it
+                while j > 1 and low[j - 1].isspace():
+                    j -= 1
+                if not low.endswith(after_word, 1, j):
+                    continue
             lo = max(0, at - back)
             if lead.pattern.endswith("\\Z"):  # the start right before the word
                 m0 = lead.search(text, lo, at)
@@ -249,31 +261,42 @@ def _anchored_back(
                 m = pattern.match(text, st)
                 if m is not None and m.end() > at:
                     found[st] = m
-            k = low.find(w, k + len(w))
     return [found[k] for k in sorted(found)]
+
+
+_HEADING_NOUNS = ("answer", "conclusion", "label", "classif", "predict")  # one of which P.HEADING needs
+
+# Every keyword find_claims tests or walks, found in one pass (keywords.py).
+_KEYWORDS = Keywords(
+    ["box", "####", *_HEADING_NOUNS]
+    + [w for words in _NEEDS.values() for w in words]
+    + [*_ANSWER_NOUNS, *_VERB_STARTS, *_CONCLUDE_STARTS, *_SO_WORDS, *_WEAK_NOUNS, *_BWD_NOUNS]
+    + [w for anchors in (P.FWD_STRONG_VERB_ANCHORS, P.FWD_SUPERLATIVE_ANCHORS) for a in anchors for w in a[1]]
+)
 
 
 def find_claims(text: str, math: bool = False) -> list[Claim]:
     """Every claim phrase in text, in order (values are parsed lazily, see parse_claim)."""
     claims: dict[int, Claim] = {}
-    low = " " + text.lower()
+    low = " " + lowered(text)
+    occ = _KEYWORDS.scan(low)
 
     def needs(name: str) -> bool:
-        return any(w in low for w in _NEEDS[name])
+        return occ.has_any(_NEEDS[name])
 
     def add(c: Claim) -> None:
         claims.setdefault(c.start, c)  # the first pattern below to claim a position keeps it
 
-    if "box" in low:
+    if occ.has_any(("box",)):
         for m in P.BOXED.finditer(text):
             add(Claim(m.start(), m.start(), P.STRONG))
-    if "####" in text:
+    if occ.has_any(("####",)):
         for m in P.HASHES.finditer(text):
             add(Claim(m.start(), m.end(), P.STRONG))
     if needs("strong_verb"):
-        for m in finditer_anchored(P.FWD_STRONG_VERB, text, P.FWD_STRONG_VERB_ANCHORS, low=low):
+        for m in finditer_anchored(P.FWD_STRONG_VERB, text, P.FWD_STRONG_VERB_ANCHORS, low=low, occ=occ):
             add(Claim(m.start(), m.end(), P.STRONG))
-    for m in _anchored(P.FWD_ANSWER, text, low, _ANSWER_NOUNS):
+    for m in _anchored(P.FWD_ANSWER, text, low, occ, _ANSWER_NOUNS):
         if (
             math
             and not text.startswith(_MATH_ANSWER_NOUNS, m.start())
@@ -282,23 +305,25 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
             continue  # "the output: v = v", "label: x" name no math answer
         add(Claim(m.start(), m.end(), P.HEDGED if m.group("hedge") else _CONTEXT))
     if needs("option"):
-        for m in _option_claims(text, low):
+        for m in _option_claims(text, low, occ):
             # "the best option is B", "My choice: B"; not "this choice is a common distractor".
             if m.group("colon") or P.QUALIFIER_BEFORE.search(text, max(0, m.start() - 40), m.start()):
                 add(Claim(m.start(), m.end(), P.HEDGED if m.group("hedge") else _CONTEXT))
     if needs("weak_noun"):
-        for m in _anchored_back(P.FWD_WEAK_NOUN, text, low, _WEAK_NOUNS, _WEAK_LEAD, 12, str.isspace):
+        for m in _anchored_back(P.FWD_WEAK_NOUN, text, low, occ, _WEAK_NOUNS, _WEAK_LEAD, 12, str.isspace):
             add(Claim(m.start(), m.end(), P.HEDGED if m.group("hedge") else P.WEAK, counts_out=False))
     if needs("verb"):
-        for m in _anchored(P.FWD_VERB, text, low, _VERB_STARTS):
+        for m in _anchored(P.FWD_VERB, text, low, occ, _VERB_STARTS):
             add(Claim(m.start(), m.end(), _CONTEXT))
     if needs("superlative"):
-        for m in finditer_anchored(P.FWD_SUPERLATIVE, text, P.FWD_SUPERLATIVE_ANCHORS, low=low):
+        for m in finditer_anchored(P.FWD_SUPERLATIVE, text, P.FWD_SUPERLATIVE_ANCHORS, low=low, occ=occ):
             add(Claim(m.start(), m.end(), P.WEAK, counts_out=False))
     if needs("conclude"):
-        for m in _anchored_back(P.FWD_SO, text, low, _SO_WORDS, _SO_LEAD, 4, _sentence_break):
+        for m in _anchored_back(P.FWD_SO, text, low, occ, _SO_WORDS, _SO_LEAD, 4, _sentence_break):
             add(Claim(m.start(), m.end(), P.WEAK, counts_out=False, tight=True))
-        for m in _anchored(P.FWD_CONCLUDE, text, low, _CONCLUDE_STARTS) if needs("conclude_tail") else ():
+        for m in (
+            _anchored(P.FWD_CONCLUDE, text, low, occ, _CONCLUDE_STARTS) if needs("conclude_tail") else ()
+        ):
             add(Claim(m.start(), m.end(), P.WEAK, counts_out=False))
     if needs("latin"):
         for m in P.FWD_MULTI_LATIN.finditer(text):
@@ -308,7 +333,7 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
             add(Claim(m.start(), m.end(), _CONTEXT))
         for m in P.BWD_WEAK_CJK.finditer(text):
             add(Claim(m.start(), m.start(), P.WEAK, backward=True))
-    if "#" in text:
+    if "#" in text and (occ.has_any(_HEADING_NOUNS) or not _finds_every_match(text, low)):
         for m in P.HEADING.finditer(text):
             add(Claim(m.start(), m.end(), P.NORMAL))
     # "A: 75" at a line start answers when the response uses Q:/A: turns, or for math (a number).
@@ -316,7 +341,9 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
         for m in P.QA_A.finditer(text):
             add(Claim(m.start(), m.end(), P.NORMAL))
     if needs("bwd"):
-        for m in _anchored_back(P.BWD, text, low, _BWD_NOUNS, _BWD_LEAD, 90):
+        for m in _anchored_back(
+            P.BWD, text, low, occ, _BWD_NOUNS, _BWD_LEAD, 90, after_word=P.BWD_NOUN_AFTER
+        ):
             q = (m.group("q") or "").lower()
             noun = m.group("noun").lower()
             if q.startswith(("correct", "right", "final", "true", "only")):
@@ -331,10 +358,10 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
             start = lead.start() if lead else m.start()
             add(Claim(start, start, tier, backward=True))
     if needs("correct"):
-        for m in _backward_correct(text, low):
+        for m in _backward_correct(text, low, occ):
             add(Claim(m.start(), m.start(), P.NORMAL, backward=True))
     if needs("bwd_weak"):
-        for m in _backward_weak(text, low):
+        for m in _backward_weak(text, low, occ):
             add(Claim(m.start(), m.start(), P.WEAK, backward=True))
     return [claims[k] for k in sorted(claims)]
 
@@ -347,25 +374,25 @@ _IS = re.compile(r"\bis\b", re.I)
 _BWD_WEAK_VERBS = ("fits", "matches", "suits", "describes")
 
 
-def _backward_correct(text: str, low: str) -> list[re.Match[str]]:
+def _backward_correct(text: str, low: str, occ: Occurrences) -> list[re.Match[str]]:
     if not _finds_every_match(text, low):
         return list(P.BWD_CORRECT.finditer(text))
-    return _finditer_from(P.BWD_CORRECT, text, _lead_starts(text, low, _NEEDS["correct"], _IS_ARE, 12))
+    return _finditer_from(P.BWD_CORRECT, text, _lead_starts(text, occ, _NEEDS["correct"], _IS_ARE, 12))
 
 
-def _backward_weak(text: str, low: str) -> list[re.Match[str]]:
+def _backward_weak(text: str, low: str, occ: Occurrences) -> list[re.Match[str]]:
     if not _finds_every_match(text, low):
         return list(P.BWD_WEAK.finditer(text))
-    starts = _word_starts(low, _BWD_WEAK_VERBS) + _lead_starts(text, low, ("most",), _IS, 11)
+    starts = _word_starts(low, occ, _BWD_WEAK_VERBS) + _lead_starts(text, occ, ("most",), _IS, 11)
     return _finditer_from(P.BWD_WEAK, text, starts)
 
 
-def _option_claims(text: str, low: str) -> list[re.Match[str]]:
+def _option_claims(text: str, low: str, occ: Occurrences) -> list[re.Match[str]]:
     """FWD_OPTION.finditer(text), tried where its nouns (the "option" keywords) start a word: every
     match starts at one."""
     if not _finds_every_match(text, low):
         return list(P.FWD_OPTION.finditer(text))
-    return _finditer_from(P.FWD_OPTION, text, _word_starts(low, _NEEDS["option"]))
+    return _finditer_from(P.FWD_OPTION, text, _word_starts(low, occ, _NEEDS["option"]))
 
 
 def _finds_every_match(text: str, low: str) -> bool:
@@ -375,27 +402,20 @@ def _finds_every_match(text: str, low: str) -> bool:
     return len(low) == len(text) + 1 and (text.isascii() or ("ſ" not in text and "ı" not in text))
 
 
-def _word_starts(low: str, words: tuple[str, ...]) -> list[int]:
+def _word_starts(low: str, occ: Occurrences, words: tuple[str, ...]) -> list[int]:
     """Where one of `words` starts in text, other than inside a word (low: " " + text.lower())."""
-    starts = []
-    for w in words:
-        k = low.find(w, 1)
-        while k > 0:
-            if low[k - 1] not in _ASCII_WORD:
-                starts.append(k - 1)
-            k = low.find(w, k + len(w))
-    return starts
+    return [k - 1 for w in words for k in occ.starts(w) if low[k - 1] not in _ASCII_WORD]
 
 
-def _lead_starts(text: str, low: str, words: tuple[str, ...], lead: re.Pattern[str], back: int) -> list[int]:
+def _lead_starts(
+    text: str, occ: Occurrences, words: tuple[str, ...], lead: re.Pattern[str], back: int
+) -> list[int]:
     """Where `lead` matches within `back` characters before an occurrence of one of `words`."""
     starts = []
     for w in words:
-        k = low.find(w, 1)
-        while k > 0:
+        for k in occ.starts(w):
             at = k - 1
             starts.extend(m.start() for m in lead.finditer(text, max(0, at - back), at + 1))
-            k = low.find(w, k + len(w))
     return starts
 
 
@@ -414,11 +434,19 @@ def _finditer_from(pattern: re.Pattern[str], text: str, starts: list[int]) -> li
 
 
 def finditer_anchored(
-    pattern: re.Pattern[str], text: str, anchors: tuple[P.Anchor, ...], pos: int = 0, low: str | None = None
+    pattern: re.Pattern[str],
+    text: str,
+    anchors: tuple[P.Anchor, ...],
+    pos: int = 0,
+    low: str | None = None,
+    occ: Occurrences | None = None,
 ) -> list[re.Match[str]]:
     """list(pattern.finditer(text, pos)), trying pattern only where `anchors` (see patterns.Anchor)
-    say one of its matches can start (low: " " + text.lower() where the caller has it)."""
-    starts = _anchor_starts(text, anchors, pos, len(text), low if pos == 0 else None)
+    say one of its matches can start (low: " " + text.lower() and occ: its keywords, where the
+    caller has them)."""
+    if pos:
+        low = occ = None
+    starts = _anchor_starts(text, anchors, pos, len(text), low, occ)
     if starts is None:
         return list(pattern.finditer(text, pos))
     return _finditer_from(pattern, text, starts)
@@ -440,7 +468,12 @@ def search_anchored(
 
 
 def _anchor_starts(
-    text: str, anchors: tuple[P.Anchor, ...], pos: int, endpos: int, low: str | None = None
+    text: str,
+    anchors: tuple[P.Anchor, ...],
+    pos: int,
+    endpos: int,
+    low: str | None = None,
+    occ: Occurrences | None = None,
 ) -> list[int] | None:
     """The positions in text[pos:endpos] where `anchors` allow a match to start, in order (None: lower()
     does not line up with what re.I matches there, so every position must be tried). A match lies
@@ -448,13 +481,13 @@ def _anchor_starts(
     region = text[pos:endpos]
     if low is None or len(region) != len(text):
         low = " " + region.lower()  # low[k] is text[pos + k - 1]; the " " stands for whatever is before
+        occ = None
     if not _finds_every_match(region, low):
         return None
     starts: set[int] = set()
     for firsts, keywords, near, far, word in anchors:
         for w in keywords:
-            k = low.find(w, 1)
-            while k > 0:
+            for k in occ.starts(w) if occ is not None else _find_loop(low, w):
                 if not word or low[k - 1] not in _ASCII_WORD:
                     for f in firsts:  # a start `near`..`far` characters before the keyword
                         end = k - near + len(f)
@@ -462,8 +495,15 @@ def _anchor_starts(
                         while q > 0:
                             starts.add(pos + q - 1)
                             q = low.find(f, q + 1, end)
-                k = low.find(w, k + len(w))
     return sorted(starts)
+
+
+def _find_loop(low: str, w: str) -> Iterator[int]:
+    """Where w occurs in low from index 1, each occurrence after the previous one's end."""
+    k = low.find(w, 1)
+    while k > 0:
+        yield k
+        k = low.find(w, k + len(w))
 
 
 _MATH_TAIL = re.compile(

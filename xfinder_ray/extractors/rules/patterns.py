@@ -167,6 +167,14 @@ BWD = re.compile(
     r"(?P<noun>answer|option|choice|label|one)\b",
     _I,
 )
+# The words BWD's noun can follow (whitespace aside): each alternative's last word before it. A noun
+# after any other word ("done", "someone", "an answer") is passed over without trying BWD; an
+# alternative changed above needs its last word here.
+BWD_NOUN_AFTER = (
+    "is", "be", "definitely", "clearly", "therefore", "thus", "indeed", "probably", "the", "correct", "right",
+    "best", "final", "true", "possible", "valid", "likely", "appropriate", "suitable", "plausible",
+    "reasonable", "logical", "fitting", "accurate",
+)  # fmt: skip
 # "..., which must be the answer": the relative pronoun before a backward claim belongs to it.
 BWD_LEAD = re.compile(r"\s{0,3},?\s{0,3}\b(?:which|that|this|it|so\s{1,3}it)\s{1,3}$", _I)
 # "B is correct.", "A is the best, because ..." (the clause ends there; "is correct about" is not a claim).
@@ -195,7 +203,12 @@ _TURN_HEADER_BODY = (
 TURN_HEADER = re.compile("^" + _TURN_HEADER_BODY, re.M | _I)
 # A header after a newline, found where a "\n" is (a literal first character scans ~2x faster):
 # TURN_HEADER.search(text) is TURN_HEADER.match(text) or this, as "^" matches at 0 and after "\n".
-TURN_HEADER_AFTER_NEWLINE = re.compile(r"\n(?=" + _TURN_HEADER_BODY + ")", _I)
+# The first lookahead, the first letters of the header words, fails most lines in one character
+# test instead of one per alternative (a long thought has hundreds of lines).
+TURN_HEADER_FIRST_LETTERS = "qphsarcwuieo问题"
+TURN_HEADER_AFTER_NEWLINE = re.compile(
+    r"\n(?=[ \t>#*]{0,8}[" + TURN_HEADER_FIRST_LETTERS + "])(?=" + _TURN_HEADER_BODY + ")", _I
+)
 
 # ---------------------------------------------------------------------------------------------
 # Fluctuation, correction, refusal, truncation.

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from xfinder_ray.extractors.rules import patterns as P
+from xfinder_ray.extractors.rules.text import lowered
 
 MAX_FIELDS = 50  # answer fields read per response (loops repeat the block hundreds of times)
 MAX_VALUE = 2_000  # characters a quoted value may span before it counts as unclosed
@@ -95,7 +96,7 @@ def _inner_json_value(value: str) -> str:
 
 def find_fields(text: str) -> list[Field]:
     """Every answer field in text, in order (at most MAX_FIELDS)."""
-    low = text.lower()
+    low = lowered(text)
     fields: list[Field] = []
     for key_start, pos in _keys(low):
         if len(fields) >= MAX_FIELDS:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from xfinder_ray.extractors.rules import patterns as P
@@ -268,6 +269,14 @@ _ARITHMETIC = re.compile(
     r"[\d\s.,+\-−*/×÷^()!]{1,200}|[\d\s.,+\-−*/×÷^(){}!]*(?:\\(?:times|cdot|div|frac)[\d\s.,+\-−*/×÷^(){}!]*){1,20}"
 )
 _EQUATION_ASKED = re.compile(r"\b(?:equation|line|plane|circle|parabola|curve|ellipse|hyperbola)\b", re.I)
+
+
+@functools.lru_cache(maxsize=256)
+def _equation_asked(question: str) -> bool:
+    """The question asks for an equation (a record's claims ask this of its question again and again)."""
+    return _EQUATION_ASKED.search(question) is not None
+
+
 _NUM_UNITS = re.compile(
     r"^([-+−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s{0,3}/\s{0,3}\d+)?\s{0,2}%?)\s{0,3}"
     r"((?:[A-Za-z][A-Za-z.'’-]{0,20}(?:\^\d)?)(?:\s{1,3}[A-Za-z][A-Za-z.'’-]{0,20}(?:\^\d)?){0,3})$"
@@ -317,13 +326,15 @@ def clean_math(v: str, question: str) -> str:
     for left, right in (("\\[", "\\]"), ("\\(", "\\)")):
         if v.endswith(right) and left not in v:
             v = v[: -len(right)].strip()
-    v = _TRAIL_UNIT_CMD.sub("", v).strip()
-    v = _DOMAIN_QUALIFIER.sub("", v).strip()  # "b + 1 - e^{-a t}, \\quad t > 0": the value, not its domain
+    if v.endswith("}"):  # (v is stripped: what _TRAIL_UNIT_CMD's "}$" needs)
+        v = _TRAIL_UNIT_CMD.sub("", v).strip()
+    if "quad" in v:  # "b + 1 - e^{-a t}, \\quad t > 0": the value, not its domain
+        v = _DOMAIN_QUALIFIER.sub("", v).strip()
     m = _VAR_EQ.match(v)
-    several = _assigned_values(v) if v.count("=") >= 2 and not _EQUATION_ASKED.search(question) else None
+    several = _assigned_values(v) if v.count("=") >= 2 and not _equation_asked(question) else None
     if several is not None:
         v = several  # "T(10) = 1, T(11) = 2, T(12) = 2" answers "T(10), T(11) and T(12)": 1, 2, 2
-    elif m and v.count("=") == 1 and not _EQUATION_ASKED.search(question):
+    elif m and v.count("=") == 1 and not _equation_asked(question):
         v = m.group(2).strip()  # "x = 12" answers "what is x": 12
     elif "=" in v and v.count("=") <= 4:
         parts = [x.strip() for x in v.split("=")]
