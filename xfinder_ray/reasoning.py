@@ -53,6 +53,8 @@ def segment(text: str) -> Segments:
     if "<" not in text and "◁" not in text and "assistantfinal" not in text:
         return Segments("", text, NONE, "")  # the common case: no marker can be present
     markers = _Markers(text)
+    if not markers.any_present():
+        return Segments("", text, NONE, "")  # "<" only as in "x < 3" or "</s>": no family's marker
     harmony = _harmony(text, markers)
     if harmony is not None:
         return harmony
@@ -99,6 +101,19 @@ class _Markers:
         # something else is not there, decided without a look at the starts.
         self.heads = None if self.starts is None else {text[k : k + 2] for k in self.starts}
 
+    def any_present(self) -> bool:
+        """Whether any marker segment() looks for is in the text (one test a "<", not one a marker)."""
+        if self.starts is None:
+            return True  # (too many "<" to test them: the markers are looked for one by one)
+        text = self.text
+        for k in self.starts:
+            if text.startswith(_MARKERS_AT_LT, k):
+                return True
+            for marker, lt in _MARKERS_BEFORE_LT:
+                if k >= lt and text.startswith(marker, k - lt):
+                    return True
+        return any(self._scan(marker, 0) >= 0 for marker in _MARKERS_WITHOUT_LT)
+
     def find(self, marker: str, start: int = 0) -> int:
         lt = marker.find("<")
         if self.starts is None or lt < 0:
@@ -125,6 +140,19 @@ class _Markers:
         if self.text.isascii() and not marker.isascii():  # ("◁think▷" in an ASCII text; isascii is a flag)
             return -1
         return self.text.rfind(marker, start) if reverse else self.text.find(marker, start)
+
+
+# Every marker segment() looks for, by where its "<" is.
+_ALL_MARKERS = (
+    *(m for family in _PAIRED for m in family[1:] if m),
+    *_HARMONY_FINAL,
+    *_HARMONY_ANALYSIS,
+    "<answer>",
+    "</answer>",
+)
+_MARKERS_AT_LT = tuple(m for m in _ALL_MARKERS if m.startswith("<"))
+_MARKERS_BEFORE_LT = tuple((m, m.find("<")) for m in _ALL_MARKERS if m.find("<") > 0)
+_MARKERS_WITHOUT_LT = tuple(m for m in _ALL_MARKERS if "<" not in m)
 
 
 def _answer_tag(text: str, markers: _Markers) -> Segments:

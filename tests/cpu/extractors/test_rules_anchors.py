@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from xfinder_ray.extractors.rules import decide
 from xfinder_ray.extractors.rules import patterns as P
 from xfinder_ray.extractors.rules.claims import finditer_anchored, search_anchored
 
@@ -22,12 +23,15 @@ ANCHORED = {
     "HEDGE": (P.HEDGE, P.HEDGE_ANCHORS),
     "REFUSAL": (P.REFUSAL, P.REFUSAL_ANCHORS),
     "FWD_SUPERLATIVE": (P.FWD_SUPERLATIVE, P.FWD_SUPERLATIVE_ANCHORS),
+    "RECAP": (decide._RECAP, decide.RECAP_ANCHORS),
 }
 # Phrases of the kinds the patterns are written for, rare in the real sets (self-corrections).
 SEEDS = [
     "Let me change my answer to B.", "Wait, actually, it's 12.", "Hmmmm... actually it should be C.",
     "That is actually wrong; correct myself: 7.", "Sorry, actually it is 5.", "this must be actually true",
     "I'm sorry, but as an AI I cannot answer.", "It could also be D, or perhaps E.", "the most likely option",
+    "Now, let's recap:", "To summarize the above answers:", "\n## The answers are:\n1. B",
+    "\n  =*the  answers   are :", "For the other questions,", "to each of the questions", "for all the question",
 ]  # fmt: skip
 SPACES = [" ", " ", " ", "  ", "   ", "    ", "\t", "\n", "\xa0", ""]
 PUNCT = [",", ".", "!", ":", "：", "'", "%", "?", "-", "(", ")", "_", "é", "1"]

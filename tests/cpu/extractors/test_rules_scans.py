@@ -217,3 +217,45 @@ def test_heading_gate_skips_only_texts_without_a_heading():
         gate = "#" in text and (occ.has_any(C._HEADING_NOUNS) or not C._finds_every_match(text, low))
         if not gate:
             assert P.HEADING.search(text) is None, text[:200]
+
+
+def test_marker_presence_test_equals_looking_for_each_marker():
+    assert set(MARKERS) <= set(reasoning._ALL_MARKERS)  # every marker segment() looks for is tested
+    rnd = random.Random(7)
+    words = [*MARKERS, "<", "< 3", "<=", "</s>", "<|im_end|>", "analysis", "<|message|>", "◁", "think▷"]
+    for text in _generated(rnd, words, 3000) + _real_texts()[:300]:
+        want = any(marker in text for marker in reasoning._ALL_MARKERS)
+        m = reasoning._Markers(text)
+        assert m.any_present() == want or (m.starts is None and m.any_present()), text[:200]
+        if not want:
+            assert reasoning.segment(text) == reasoning.Segments("", text, reasoning.NONE, "")
+
+
+def test_strict_object_test_equals_json_loads():
+    from xfinder_ray.extractors.rules.structured import is_strict_object
+
+    def plain(t: str) -> bool:
+        try:
+            return isinstance(json.loads(t), dict)
+        except ValueError:
+            return False
+
+    rnd = random.Random(8)
+    pieces = ['{', '}', '"a"', ':', '1', ',', '"answer": "B"', '[', ']', 'null', ' ', '\n', '\\"', '"x\\u00e9"',
+              'tru', 'true', '1e5', '-', '.5', '{"k": {"j": [1, 2]}}', '"unclosed', "'single'", 'NaN']  # fmt: skip
+    strict = 0
+    for _ in range(5000):
+        body = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 12)))
+        t = "{" + body + "}"
+        assert is_strict_object(t) == plain(t), t
+        strict += plain(t)
+    assert strict > 50, strict
+
+
+def test_trigger_format_gate_equals_its_substring_tests():
+    rnd = random.Random(9)
+    words = ["answer", "answers", "answer (", "answer(", " (", "(", "among", "among ", "x", " "]
+    for text in _generated(rnd, [w.lower() for w in words], 3000):
+        low = text.lower()
+        want = "answer (" in low or "answer(" in low or "among " in low
+        assert T._may_have_trigger_format(low) == want, text

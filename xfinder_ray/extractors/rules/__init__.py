@@ -32,7 +32,7 @@ from xfinder_ray import reasoning
 from xfinder_ray.extractors.rules import patterns as P
 from xfinder_ray.extractors.rules import structured
 from xfinder_ray.extractors.rules.candidates import ALPHA, MATH, index_for
-from xfinder_ray.extractors.rules.claims import find_claims, parse_claim
+from xfinder_ray.extractors.rules.claims import find_claims, known_below, parse_claim
 from xfinder_ray.extractors.rules.decide import (
     CERTAIN,
     LIKELY,
@@ -112,7 +112,9 @@ def _extract(key_answer_type: str, question: str, llm_output: str, answer_range:
     seg = reasoning.segment(raw)
     if seg.state == reasoning.NONE:
         text = prepare(raw, kat)
-        if not text.strip() or is_no_valid_answer(text):
+        stripped = text.strip()
+        # (is_no_valid_answer's pattern starts with "[" or "no": other responses skip it)
+        if not stripped or (stripped[0] in "[nN" and is_no_valid_answer(stripped)):
             return Extraction(NO_VALID_ANSWER, LIKELY, "none_found")
         if _deliberating_when_cut_off(text):
             return Extraction(NO_VALID_ANSWER, LIKELY, "truncated")
@@ -313,7 +315,7 @@ def _correction_after(after: str, question: str, ix, answer: str) -> str | None:
     if m and _same(m.group(2), answer, ix) and not _same(m.group(1), answer, ix):
         return m.group(1).lstrip("$") if ix is None else ix.letters.get(m.group(1), None)
     for c in reversed(find_claims(after, math=ix is None)[-20:]):
-        if c.backward:
+        if c.backward or known_below(c, P.NORMAL):
             continue
         parse_claim(after, c, ix, question)
         if c.status == "ok" and c.tier >= P.NORMAL:

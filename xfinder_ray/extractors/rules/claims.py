@@ -38,6 +38,12 @@ class Claim:
 _CONTEXT = -1  # a tier decided from the claim's sentence when (and only if) the claim is looked at
 
 
+def known_below(c: Claim, tier: int) -> bool:
+    """The claim's tier is known without parsing it, and below `tier`: a reader that only counts
+    claims of `tier` and above need not parse it (claims are parsed lazily, each value costs µs)."""
+    return c.tier != _CONTEXT and c.tier < tier
+
+
 def _tier_from_context(text: str, start: int, end: int) -> int:
     lo = max(0, start - 40)
     ctx = text[lo:end]

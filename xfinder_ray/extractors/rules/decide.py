@@ -11,6 +11,7 @@ from xfinder_ray.extractors.rules.claims import (
     Claim,
     find_claims,
     finditer_anchored,
+    known_below,
     parse_claim,
     search_anchored,
 )
@@ -50,6 +51,8 @@ def _cut_continuation(
         return text, claims
     first_ok = None
     for c in claims[:MAX_CLAIMS_PARSED]:
+        if known_below(c, P.WEAK):
+            continue
         parse_claim(text, c, ix, question)
         if c.status == OK and c.tier >= P.WEAK:
             first_ok = c
@@ -329,6 +332,8 @@ def _last_claims(text: str, claims: list[Claim], question: str, ix: Index | None
     for n, c in enumerate(reversed(claims)):
         if n >= MAX_CLAIMS_PARSED:
             break
+        if known_below(c, P.INITIAL):
+            continue  # a hedged claim counts for nothing below
         parse_claim(text, c, ix, question)
         if c.status == OK and c.tier >= P.NORMAL:
             scan.chosen = c
@@ -453,6 +458,8 @@ def _concludes(text: str, claims: list[Claim], chosen: Claim, question: str, ix:
     if ix is None and (len(chosen.value) > 40 or " " in chosen.value.strip()):
         return False  # a long or spaced formula: the model reads its form better
     for c in claims:
+        if known_below(c, P.NORMAL):
+            continue
         parse_claim(text, c, ix, question)
         if c.tier < P.NORMAL:
             continue
@@ -600,7 +607,7 @@ def _per_part(
     for c in claims:
         if c.start >= parts[-1]:
             break
-        if c.start >= parts[0]:
+        if c.start >= parts[0] and not known_below(c, P.NORMAL):
             parse_claim(text, c, ix, question)
             if c.status == OK and c.tier >= P.NORMAL:
                 earlier.append(c.value)
@@ -622,6 +629,17 @@ _RECAP = re.compile(
     r"|\b(?:for|to)\s{1,3}(?:each|every|all(?:\s{1,3}the)?)\s{1,3}(?:of\s{1,3}the\s{1,3})?questions?\b",
     re.I | re.M,
 )
+# Where a _RECAP match can start (patterns.Anchor): searched there only, not at every position.
+RECAP_ANCHORS: tuple[P.Anchor, ...] = (
+    (("总结",), ("总结",), 0, 0, False),
+    (("以上答案",), ("以上答案",), 0, 0, False),
+    (("recap",), ("recap",), 0, 0, False),
+    (("summar",), ("summar",), 0, 0, False),
+    # "The answers are:" at a line start, after up to 6 of " \t=#*" and "the "
+    ((" ", "\t", "=", "#", "*", "the", "answers"), ("answers",), 0, 12, False),
+    (("for",), ("question",), 14, 20, False),  # "for the other questions"
+    (("for", "to"), ("question",), 7, 32, False),  # "for each of the questions", "to all the questions"
+)
 
 
 def _may_recap(text: str) -> bool:
@@ -642,7 +660,7 @@ def _may_recap(text: str) -> bool:
 def _cut_recap(text: str, claims: list[Claim], question: str, ix: Index | None) -> tuple[str, list[Claim]]:
     if len(claims) < 3:
         return text, claims
-    m = _RECAP.search(text) if _may_recap(text) else None
+    m = search_anchored(_RECAP, text, RECAP_ANCHORS, 0, len(text)) if _may_recap(text) else None
     if not m:
         return text, claims
     before = [c for c in claims if c.start < m.start()]
@@ -650,6 +668,8 @@ def _cut_recap(text: str, claims: list[Claim], question: str, ix: Index | None) 
     if len(after) < 2 or not before:
         return text, claims
     for c in reversed(before[-20:]):
+        if known_below(c, P.NORMAL):
+            continue
         parse_claim(text, c, ix, question)
         if c.status == OK and c.tier >= P.NORMAL:
             return text[: m.start()], before
@@ -694,6 +714,8 @@ def claim_values(text: str, question: str, ix: Index | None) -> set[str]:
     """The distinct values the answer claims (tier normal or above) in text state."""
     values = set()
     for c in find_claims(text, math=ix is None)[:MAX_CLAIMS_PARSED]:
+        if known_below(c, P.NORMAL):
+            continue
         parse_claim(text, c, ix, question)
         if c.status == OK and c.tier >= P.NORMAL:
             values.add(c.value)

@@ -77,7 +77,7 @@ def prepare(text: str, kat: str) -> str:
         text = _CALCULATOR.sub("", text)
     # An answer trigger the prompt appended states the format, not an answer: "Therefore, the answer
     # (Yes or No) is", "the answer (arabic numerals) is", "among A through E, the answer is".
-    if "answer (" in low or "answer(" in low or "among " in low:
+    if _may_have_trigger_format(low):
         text = _strip_trigger_formats(text, low if text is lowered else text.lower())
     if text is lowered:
         _remember_lower(text, low)
@@ -99,6 +99,16 @@ def lowered(text: str) -> str:
     """text.lower()."""
     last = _last_lower  # one read: a tuple another thread may replace, never change
     return last[1] if last[0] is text else text.lower()
+
+
+def _may_have_trigger_format(low: str) -> bool:
+    """`"answer (" in low or "answer(" in low or "among " in low`, with one scan for "answer"."""
+    k = low.find("answer")
+    while k >= 0:
+        if low.startswith(("(", " ("), k + 6):
+            return True
+        k = low.find("answer", k + 6)
+    return "among " in low
 
 
 def _strip_trigger_formats(text: str, low: str) -> str:
