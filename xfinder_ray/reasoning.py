@@ -27,7 +27,8 @@ from dataclasses import dataclass
 NONE, CLOSED, OPEN = "none", "closed", "open"
 
 
-@dataclass(frozen=True)
+# slots, not frozen: made for every record, and a frozen dataclass's __init__ costs ~4x (0.37 µs).
+@dataclass(slots=True)
 class Segments:
     thought: str  # the reasoning ("" without markers)
     final: str  # what follows the thought: the whole text without markers, "" when still open

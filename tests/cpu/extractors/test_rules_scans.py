@@ -59,6 +59,7 @@ def test_keyword_occurrences_are_the_find_loops_positions():
     rnd = random.Random(0)
     words = list(C._KEYWORDS.words)
     texts = _real_texts() + _generated(rnd, words, 1500) + ["", " ", "aaaa", "ababab", "########"]
+    texts += [t[: len(t) // 2] + "\ud800" + t[len(t) // 2 :] for t in texts[:300]]  # no UTF-8 form
     for text in texts:
         low = " " + text.lower()
         occ = C._KEYWORDS.scan(low)
@@ -207,16 +208,24 @@ def test_truncated_reads_only_the_last_words_of_a_long_line():
     assert not T.truncated("The answer is B")
 
 
-def test_heading_gate_skips_only_texts_without_a_heading():
+def test_heading_claims_are_the_plain_scans_matches():
     rnd = random.Random(6)
     words = ["#", "##", "### ", "Final", "final ", "Answer", "answer", "Conclusion", "Label", "the ",
-             "classification", "prediction", "claſſification", "\n", ":"]  # fmt: skip
-    for text in _generated(rnd, words, 3000):
+             "classification", "prediction", "claſſification", "\n", "\n  ", "\t", ":"]  # fmt: skip
+    heads = ["## Final Answer", "# answer:", "  ### The correct answer", "\t#Conclusion", "# the\nanswer",
+             "x ## Answer", "#### 42", "         # Answer"]  # fmt: skip
+    texts = _generated(rnd, words, 3000) + _real_texts()
+    texts += ["\n".join(rnd.choice(heads + words) for _ in range(rnd.randint(1, 8))) for _ in range(1000)]
+    matched = 0
+    for text in texts:
+        want = [m.span() for m in P.HEADING.finditer(text)]
+        assert [m.span() for m in C._heading_claims(text)] == want, text[:200]
         low = " " + text.lower()
         occ = C._KEYWORDS.scan(low)
-        gate = "#" in text and (occ.has_any(C._HEADING_NOUNS) or not C._finds_every_match(text, low))
-        if not gate:
-            assert P.HEADING.search(text) is None, text[:200]
+        if not ("#" in text and (occ.has_any(C._HEADING_NOUNS) or not C._finds_every_match(text, low))):
+            assert not want, text[:200]  # the gate before it skips no heading either
+        matched += bool(want)
+    assert matched > 100, matched
 
 
 def test_marker_presence_test_equals_looking_for_each_marker():
@@ -259,3 +268,56 @@ def test_trigger_format_gate_equals_its_substring_tests():
         low = text.lower()
         want = "answer (" in low or "answer(" in low or "among " in low
         assert T._may_have_trigger_format(low) == want, text
+
+
+@pytest.mark.parametrize(
+    ("name", "pattern", "words", "lead", "back", "before"),
+    [
+        pytest.param("so", P.FWD_SO, C._SO_WORDS, C._SO_LEAD, 4, C._sentence_start, id="so"),
+        pytest.param("weak", P.FWD_WEAK_NOUN, C._WEAK_NOUNS, C._WEAK_LEAD, 12, C._after_space, id="weak"),
+    ],
+)
+def test_lead_filters_pass_every_occurrence_a_lead_can_end_at(name, pattern, words, lead, back, before):
+    """before(text, at) is True wherever `lead` ends right before the word, so it drops no match."""
+    rnd = random.Random(name)
+    vocab = sorted(set(re.findall(r"[a-z]{2,}", pattern.pattern.lower()))) + list(words) + ["also", "C"]
+    vocab += ["the result is", "my answers:", "the roots are", "its solution =", "So, in conclusion,"] * 5
+    seps = [" ", "  ", "   ", "    ", "\t", "\n", ".", ". ", ".\t  ", "!", "?", ", ", "", "\xa0"]
+    texts = _real_texts()[:300]
+    for _ in range(3000):
+        ws = [rnd.choice(vocab) for _ in range(rnd.randint(1, 20))]
+        texts.append("".join(rnd.choice([w, w.capitalize(), w.upper()]) + rnd.choice(seps) for w in ws))
+    matched = 0
+    for text in texts:
+        low = " " + text.lower()
+        occ = C._KEYWORDS.scan(low)
+        fast = C._anchored_back(pattern, text, low, occ, words, lead, back, before)
+        plain = C._anchored_back(pattern, text, low, occ, words, lead, back)
+        assert [m.span() for m in fast] == [m.span() for m in plain], text[:200]
+        matched += bool(fast)
+    assert matched > 100, matched
+
+
+@pytest.mark.parametrize(
+    ("scan", "pattern"),
+    [
+        pytest.param(C._backward_correct, P.BWD_CORRECT, id="correct"),
+        pytest.param(C._backward_weak, P.BWD_WEAK, id="weak"),
+        pytest.param(C._option_claims, P.FWD_OPTION, id="option"),
+    ],
+)
+def test_keyword_anchored_scans_equal_finditer(scan, pattern):
+    rnd = random.Random(pattern.pattern)
+    vocab = sorted(set(re.findall(r"[a-z]{2,}", pattern.pattern.lower()))) + ["B", "C", "also", "mostly"]
+    seps = [" ", " ", "  ", "\n", "\t", ". ", ", ", ":", ")", "", "\xa0", "ſ"]
+    texts = _real_texts()[:300]
+    for _ in range(3000):
+        ws = [rnd.choice(vocab) for _ in range(rnd.randint(1, 20))]
+        texts.append("".join(rnd.choice([w, w.capitalize(), w.upper()]) + rnd.choice(seps) for w in ws))
+    matched = 0
+    for text in texts:
+        low = " " + text.lower()
+        want = [m.span() for m in pattern.finditer(text)]
+        assert [m.span() for m in scan(text, low, C._KEYWORDS.scan(low))] == want, text[:200]
+        matched += bool(want)
+    assert matched > 100, matched

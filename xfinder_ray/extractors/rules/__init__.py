@@ -77,7 +77,8 @@ NO_ANSWER_REASONS = (
 )
 
 
-@dataclass(frozen=True)
+# slots, not frozen: made for every record, and a frozen dataclass's __init__ costs ~4x (0.37 µs).
+@dataclass(slots=True)
 class Extraction:
     answer: str  # the key answer, or [No valid answer]
     confidence: str  # certain | likely | unsure

@@ -181,8 +181,8 @@ def _anchored(
     if len(low) != len(text) + 1:  # lower() changed the length: positions would not line up
         return list(pattern.finditer(text))
     found: dict[int, re.Match[str]] = {}
-    for w in words:
-        for k in occ.starts(w):
+    for positions in occ.each(words):
+        for k in positions:
             if low[k - 1] not in _ASCII_WORD:  # low[k - 1] is text[k - 2], or the " " before the text
                 m = pattern.match(text, k - 1)
                 if m is not None:
@@ -210,9 +210,19 @@ _SO_WORDS = (
 _SO_LEAD = re.compile(r"(?:^|(?<=[.!?\n]))[ \t]{0,3}\Z")
 
 
-def _sentence_break(ch: str) -> bool:
-    """What _SO_LEAD needs right before the word: a space, a sentence end, the text's start."""
-    return ch == "" or ch in " \t.!?\n"
+def _sentence_start(text: str, at: int) -> bool:
+    """Whether _SO_LEAD matches right before text[at]: the text's start or a sentence end, then at
+    most 3 spaces or tabs."""
+    j, spaces = at, 0
+    while spaces < 3 and j > 0 and text[j - 1] in " \t":
+        j -= 1
+        spaces += 1
+    return j == 0 or text[j - 1] in ".!?\n"
+
+
+def _after_space(text: str, at: int) -> bool:
+    """What _WEAK_LEAD needs right before the word: whitespace."""
+    return at > 0 and text[at - 1].isspace()
 
 
 _WEAK_NOUNS = ("result", "solution", "response", "root", "zero", "answers")
@@ -230,13 +240,13 @@ def _anchored_back(
     words: tuple[str, ...],
     lead: re.Pattern[str],
     back: int,
-    before: Callable[[str], bool] | None = None,
+    before: Callable[[str, int], bool] | None = None,
     after_word: tuple[str, ...] = (),
 ) -> list[re.Match[str]]:
     """pattern's matches that cover an occurrence of one of `words`, found from the starts `lead`
     matches within `back` characters before it -- instead of scanning pattern over all of text.
-    `before`: what the character before the word ("" at the text's start) must be for a lead ending
-    right there to match at all; `after_word`: the words (lower case) one of which a match has
+    `before(text, at)`: whether a lead can end right before the word at text[at] at all;
+    `after_word`: the words (lower case) one of which a match has
     right before the occurrence, whitespace aside. An occurrence failing either is passed over
     without the regex."""
     if len(low) != len(text) + 1:
@@ -244,10 +254,10 @@ def _anchored_back(
     if after_word and not _finds_every_match(text, low):
         after_word = ()  # (a word re.I matches may not be in low as written)
     found: dict[int, re.Match[str]] = {}
-    for w in words:
-        for k in occ.starts(w):
+    for positions in occ.each(words):
+        for k in positions:
             at = k - 1  # the word's position in text
-            if before is not None and not before(text[at - 1] if at else ""):
+            if before is not None and not before(text, at):
                 continue
             if after_word:
                 j = k  # low[:j] is text[:at] and the " " before it
@@ -274,7 +284,7 @@ _HEADING_NOUNS = ("answer", "conclusion", "label", "classif", "predict")  # one 
 
 # Every keyword find_claims tests or walks, found in one pass (keywords.py).
 _KEYWORDS = Keywords(
-    ["box", "####", *_HEADING_NOUNS]
+    list(_HEADING_NOUNS)
     + [w for words in _NEEDS.values() for w in words]
     + [*_ANSWER_NOUNS, *_VERB_STARTS, *_CONCLUDE_STARTS, *_SO_WORDS, *_WEAK_NOUNS, *_BWD_NOUNS]
     + [w for anchors in (P.FWD_STRONG_VERB_ANCHORS, P.FWD_SUPERLATIVE_ANCHORS) for a in anchors for w in a[1]]
@@ -293,10 +303,10 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
     def add(c: Claim) -> None:
         claims.setdefault(c.start, c)  # the first pattern below to claim a position keeps it
 
-    if occ.has_any(("box",)):
+    if "box" in low:
         for m in P.BOXED.finditer(text):
             add(Claim(m.start(), m.start(), P.STRONG))
-    if occ.has_any(("####",)):
+    if "####" in text:
         for m in P.HASHES.finditer(text):
             add(Claim(m.start(), m.end(), P.STRONG))
     if needs("strong_verb"):
@@ -316,7 +326,7 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
             if m.group("colon") or P.QUALIFIER_BEFORE.search(text, max(0, m.start() - 40), m.start()):
                 add(Claim(m.start(), m.end(), P.HEDGED if m.group("hedge") else _CONTEXT))
     if needs("weak_noun"):
-        for m in _anchored_back(P.FWD_WEAK_NOUN, text, low, occ, _WEAK_NOUNS, _WEAK_LEAD, 12, str.isspace):
+        for m in _anchored_back(P.FWD_WEAK_NOUN, text, low, occ, _WEAK_NOUNS, _WEAK_LEAD, 12, _after_space):
             add(Claim(m.start(), m.end(), P.HEDGED if m.group("hedge") else P.WEAK, counts_out=False))
     if needs("verb"):
         for m in _anchored(P.FWD_VERB, text, low, occ, _VERB_STARTS):
@@ -325,7 +335,7 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
         for m in finditer_anchored(P.FWD_SUPERLATIVE, text, P.FWD_SUPERLATIVE_ANCHORS, low=low, occ=occ):
             add(Claim(m.start(), m.end(), P.WEAK, counts_out=False))
     if needs("conclude"):
-        for m in _anchored_back(P.FWD_SO, text, low, occ, _SO_WORDS, _SO_LEAD, 4, _sentence_break):
+        for m in _anchored_back(P.FWD_SO, text, low, occ, _SO_WORDS, _SO_LEAD, 4, _sentence_start):
             add(Claim(m.start(), m.end(), P.WEAK, counts_out=False, tight=True))
         for m in (
             _anchored(P.FWD_CONCLUDE, text, low, occ, _CONCLUDE_STARTS) if needs("conclude_tail") else ()
@@ -340,7 +350,7 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
         for m in P.BWD_WEAK_CJK.finditer(text):
             add(Claim(m.start(), m.start(), P.WEAK, backward=True))
     if "#" in text and (occ.has_any(_HEADING_NOUNS) or not _finds_every_match(text, low)):
-        for m in P.HEADING.finditer(text):
+        for m in _heading_claims(text):
             add(Claim(m.start(), m.end(), P.NORMAL))
     # "A: 75" at a line start answers when the response uses Q:/A: turns, or for math (a number).
     if _QA_HINT.search(text) and (math or P.QA_Q.search(text)):
@@ -393,6 +403,20 @@ def _backward_weak(text: str, low: str, occ: Occurrences) -> list[re.Match[str]]
     return _finditer_from(P.BWD_WEAK, text, starts)
 
 
+def _heading_claims(text: str) -> list[re.Match[str]]:
+    """P.HEADING.finditer(text), tried only at the starts of lines that begin with up to 8 spaces or
+    tabs and a "#" (where every match starts)."""
+    starts = []
+    k = text.find("#")
+    while k >= 0:
+        line = text.rfind("\n", 0, k) + 1
+        if k - line <= 8 and not text[line:k].strip(" \t"):
+            starts.append(line)
+        end = text.find("\n", k)
+        k = text.find("#", end) if end >= 0 else -1
+    return _finditer_from(P.HEADING, text, starts)
+
+
 def _option_claims(text: str, low: str, occ: Occurrences) -> list[re.Match[str]]:
     """FWD_OPTION.finditer(text), tried where its nouns (the "option" keywords) start a word: every
     match starts at one."""
@@ -410,7 +434,7 @@ def _finds_every_match(text: str, low: str) -> bool:
 
 def _word_starts(low: str, occ: Occurrences, words: tuple[str, ...]) -> list[int]:
     """Where one of `words` starts in text, other than inside a word (low: " " + text.lower())."""
-    return [k - 1 for w in words for k in occ.starts(w) if low[k - 1] not in _ASCII_WORD]
+    return [k - 1 for positions in occ.each(words) for k in positions if low[k - 1] not in _ASCII_WORD]
 
 
 def _lead_starts(
@@ -418,8 +442,8 @@ def _lead_starts(
 ) -> list[int]:
     """Where `lead` matches within `back` characters before an occurrence of one of `words`."""
     starts = []
-    for w in words:
-        for k in occ.starts(w):
+    for positions in occ.each(words):
+        for k in positions:
             at = k - 1
             starts.extend(m.start() for m in lead.finditer(text, max(0, at - back), at + 1))
     return starts
@@ -570,3 +594,10 @@ def parse_claim(text: str, c: Claim, ix: Index | None, question: str) -> None:
         after = rest.lstrip(" \t\"'”’)]*_")
         if after and after[0] not in ".!;\n":
             c.status, c.value = JUNK, ""
+
+
+# Every word list walked with Occurrences.each is one the keyword pass looks for.
+_KEYWORDS.require(
+    _ANSWER_NOUNS, _WEAK_NOUNS, _VERB_STARTS, _SO_WORDS, _CONCLUDE_STARTS, _BWD_NOUNS, _BWD_WEAK_VERBS,
+    ("most",), _HEADING_NOUNS, *_NEEDS.values(),
+)  # fmt: skip

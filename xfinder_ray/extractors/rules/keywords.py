@@ -25,11 +25,22 @@ class Keywords:
             w for w in self.words if any(w[i:] == w[: len(w) - i] for i in range(1, len(w)))
         )
 
+    def require(self, *word_lists: tuple[str, ...]) -> None:
+        """Fail at import where a word list holds a word the automaton was not built with (each()
+        would pass it over as absent)."""
+        missing = sorted({w for words in word_lists for w in words} - self.vocabulary)
+        if missing:
+            raise ValueError(f"not scanned keywords: {missing}")
+
     def scan(self, low: str) -> Occurrences:
         """Every occurrence of every keyword in `low`, overlapping ones included."""
         at: dict[str, list[int]] = {}
         words = self.words
-        for i, start, _end in self._automaton.find_matches_as_indexes(low, overlapping=True):
+        try:
+            matches = self._automaton.find_matches_as_indexes(low, overlapping=True)
+        except UnicodeEncodeError:  # a lone surrogate ("\ud800"), which UTF-8 cannot hold
+            return Occurrences(_by_find(low, words), self)
+        for i, start, _end in matches:
             at.setdefault(words[i], []).append(start)
         return Occurrences(at, self)
 
@@ -44,6 +55,12 @@ class Occurrences:
     def has_any(self, words: tuple[str, ...]) -> bool:
         """`any(w in low for w in words)`."""
         return not self._at.keys().isdisjoint(words)
+
+    def each(self, words: tuple[str, ...]) -> list[list[int]]:
+        """starts(word) for each of `words` that occurs, in order (a word absent costs one dict test:
+        most are absent from most texts; Keywords.require checks the lists once instead)."""
+        at = self._at
+        return [self.starts(w) for w in words if w in at]
 
     def starts(self, word: str) -> list[int]:
         """The positions the loop `k = low.find(word, 1); while k > 0: ...; k = low.find(word, k +
@@ -62,3 +79,14 @@ class Occurrences:
                 out.append(k)
                 nxt = k + len(word)
         return out
+
+
+def _by_find(low: str, words: tuple[str, ...]) -> dict[str, list[int]]:
+    """Every occurrence of every word, overlapping ones included, by str.find."""
+    at: dict[str, list[int]] = {}
+    for w in words:
+        k = low.find(w)
+        while k >= 0:
+            at.setdefault(w, []).append(k)
+            k = low.find(w, k + 1)
+    return at

@@ -30,7 +30,8 @@ _HEX4 = re.compile(r"[0-9A-Fa-f]{4}")
 _UNESCAPE = {'"': '"', "\\": "\\", "/": "/"}
 
 
-@dataclass(frozen=True)
+# slots, not frozen: made for every record, and a frozen dataclass's __init__ costs ~4x (0.37 µs).
+@dataclass(slots=True)
 class Field:
     start: int  # where the key starts
     end: int  # where the value ends
