@@ -46,6 +46,15 @@ def _generated(rnd: random.Random, words: list[str], n: int) -> list[str]:
     return out
 
 
+def _phrases(rnd: random.Random, vocab: list[str], seps: list[str], n: int) -> list[str]:
+    """Texts of words from `vocab` (in any case), each followed by one of `seps`."""
+    out = []
+    for _ in range(n):
+        ws = [rnd.choice(vocab) for _ in range(rnd.randint(1, 20))]
+        out.append("".join(rnd.choice([w, w.capitalize(), w.upper()]) + rnd.choice(seps) for w in ws))
+    return out
+
+
 def _find_loop(low: str, word: str) -> list[int]:
     """What the str.find loops in claims.py visited before keywords.py."""
     out, k = [], low.find(word, 1)
@@ -185,11 +194,7 @@ def test_backward_claim_filter_drops_no_match():
         "is",
     ]
     seps = [" ", " ", " ", "  ", "\n", "\t", "\xa0", "", ", "]
-    texts = _generated(rnd, words, 1000) + _real_texts()
-    for _ in range(3000):
-        ws = [rnd.choice(words) for _ in range(rnd.randint(2, 25))]
-        ws = [rnd.choice([w, w, w.upper(), w.capitalize()]) for w in ws]
-        texts.append("".join(w + rnd.choice(seps) for w in ws))
+    texts = _generated(rnd, words, 1000) + _real_texts() + _phrases(rnd, words, seps, 3000)
     matched = 0
     for text in texts:
         low = " " + text.lower()
@@ -283,10 +288,7 @@ def test_lead_filters_pass_every_occurrence_a_lead_can_end_at(name, pattern, wor
     vocab = sorted(set(re.findall(r"[a-z]{2,}", pattern.pattern.lower()))) + list(words) + ["also", "C"]
     vocab += ["the result is", "my answers:", "the roots are", "its solution =", "So, in conclusion,"] * 5
     seps = [" ", "  ", "   ", "    ", "\t", "\n", ".", ". ", ".\t  ", "!", "?", ", ", "", "\xa0"]
-    texts = _real_texts()[:300]
-    for _ in range(3000):
-        ws = [rnd.choice(vocab) for _ in range(rnd.randint(1, 20))]
-        texts.append("".join(rnd.choice([w, w.capitalize(), w.upper()]) + rnd.choice(seps) for w in ws))
+    texts = _real_texts()[:300] + _phrases(rnd, vocab, seps, 3000)
     matched = 0
     for text in texts:
         low = " " + text.lower()
@@ -310,10 +312,7 @@ def test_keyword_anchored_scans_equal_finditer(scan, pattern):
     rnd = random.Random(pattern.pattern)
     vocab = sorted(set(re.findall(r"[a-z]{2,}", pattern.pattern.lower()))) + ["B", "C", "also", "mostly"]
     seps = [" ", " ", "  ", "\n", "\t", ". ", ", ", ":", ")", "", "\xa0", "ſ"]
-    texts = _real_texts()[:300]
-    for _ in range(3000):
-        ws = [rnd.choice(vocab) for _ in range(rnd.randint(1, 20))]
-        texts.append("".join(rnd.choice([w, w.capitalize(), w.upper()]) + rnd.choice(seps) for w in ws))
+    texts = _real_texts()[:300] + _phrases(rnd, vocab, seps, 3000)
     matched = 0
     for text in texts:
         low = " " + text.lower()
