@@ -282,14 +282,6 @@ def _anchored_back(
 
 _HEADING_NOUNS = ("answer", "conclusion", "label", "classif", "predict")  # one of which P.HEADING needs
 
-# Every keyword find_claims tests or walks, found in one pass (keywords.py).
-_KEYWORDS = Keywords(
-    list(_HEADING_NOUNS)
-    + [w for words in _NEEDS.values() for w in words]
-    + [*_ANSWER_NOUNS, *_VERB_STARTS, *_CONCLUDE_STARTS, *_SO_WORDS, *_WEAK_NOUNS, *_BWD_NOUNS]
-    + [w for anchors in (P.FWD_STRONG_VERB_ANCHORS, P.FWD_SUPERLATIVE_ANCHORS) for a in anchors for w in a[1]]
-)
-
 
 def find_claims(text: str, math: bool = False) -> list[Claim]:
     """Every claim phrase in text, in order (values are parsed lazily, see parse_claim)."""
@@ -596,8 +588,21 @@ def parse_claim(text: str, c: Claim, ix: Index | None, question: str) -> None:
             c.status, c.value = JUNK, ""
 
 
-# Every word list walked with Occurrences.each is one the keyword pass looks for.
-_KEYWORDS.require(
-    _ANSWER_NOUNS, _WEAK_NOUNS, _VERB_STARTS, _SO_WORDS, _CONCLUDE_STARTS, _BWD_NOUNS, _BWD_WEAK_VERBS,
-    ("most",), _HEADING_NOUNS, *_NEEDS.values(),
-)  # fmt: skip
+# Every keyword find_claims tests or walks, found in one pass (keywords.py): a word list walked with
+# Occurrences.each or tested with has_any is one of these (a list left out would never be found).
+_KEYWORDS = Keywords(
+    w
+    for words in (
+        *_NEEDS.values(),
+        _HEADING_NOUNS,
+        _ANSWER_NOUNS,
+        _VERB_STARTS,
+        _CONCLUDE_STARTS,
+        _SO_WORDS,
+        _WEAK_NOUNS,
+        _BWD_NOUNS,
+        _BWD_WEAK_VERBS,
+        *(a[1] for a in (*P.FWD_STRONG_VERB_ANCHORS, *P.FWD_SUPERLATIVE_ANCHORS)),
+    )
+    for w in words
+)

@@ -21,16 +21,9 @@ class Keywords:
         self.vocabulary = frozenset(self.words)
         self._automaton = ahocorasick_rs.AhoCorasick(self.words)
         # Words that can overlap themselves ("aba" in "ababa"): only their occurrences need thinning.
-        self._self_overlapping = frozenset(
+        self.self_overlapping = frozenset(
             w for w in self.words if any(w[i:] == w[: len(w) - i] for i in range(1, len(w)))
         )
-
-    def require(self, *word_lists: tuple[str, ...]) -> None:
-        """Fail at import where a word list holds a word the automaton was not built with (each()
-        would pass it over as absent)."""
-        missing = sorted({w for words in word_lists for w in words} - self.vocabulary)
-        if missing:
-            raise ValueError(f"not scanned keywords: {missing}")
 
     def scan(self, low: str) -> Occurrences:
         """Every occurrence of every keyword in `low`, overlapping ones included."""
@@ -39,7 +32,7 @@ class Keywords:
         try:
             matches = self._automaton.find_matches_as_indexes(low, overlapping=True)
         except UnicodeEncodeError:  # a lone surrogate ("\ud800"), which UTF-8 cannot hold
-            return Occurrences(_by_find(low, words), self)
+            return Occurrences({w: found for w in words if (found := find_all(low, w))}, self)
         for i, start, _end in matches:
             at.setdefault(words[i], []).append(start)
         return Occurrences(at, self)
@@ -58,7 +51,7 @@ class Occurrences:
 
     def each(self, words: tuple[str, ...]) -> list[list[int]]:
         """starts(word) for each of `words` that occurs, in order (a word absent costs one dict test:
-        most are absent from most texts; Keywords.require checks the lists once instead)."""
+        most are absent from most texts). `words` must be among the scanned keywords."""
         at = self._at
         return [self.starts(w) for w in words if w in at]
 
@@ -70,7 +63,7 @@ class Occurrences:
             if word not in self._keywords.vocabulary:  # never "found" because never looked for
                 raise KeyError(f"{word!r} is not one of the scanned keywords")
             return []
-        if word not in self._keywords._self_overlapping:
+        if word not in self._keywords.self_overlapping:
             return found[1:] if found[0] == 0 else found
         out: list[int] = []
         nxt = 1
@@ -81,12 +74,10 @@ class Occurrences:
         return out
 
 
-def _by_find(low: str, words: tuple[str, ...]) -> dict[str, list[int]]:
-    """Every occurrence of every word, overlapping ones included, by str.find."""
-    at: dict[str, list[int]] = {}
-    for w in words:
-        k = low.find(w)
-        while k >= 0:
-            at.setdefault(w, []).append(k)
-            k = low.find(w, k + 1)
-    return at
+def find_all(text: str, word: str) -> list[int]:
+    """Every position of `word` in text, overlapping occurrences included (str.find)."""
+    out, k = [], text.find(word)
+    while k >= 0:
+        out.append(k)
+        k = text.find(word, k + 1)
+    return out

@@ -6,6 +6,7 @@ import re
 import unicodedata
 
 from xfinder_ray import reasoning
+from xfinder_ray.extractors.rules.keywords import find_all
 from xfinder_ray.parsing import STOP_STRINGS
 
 MATH = "math"
@@ -65,7 +66,7 @@ def prepare(text: str, kat: str) -> str:
     if "*" in text and "**" in text:
         text = text.replace("**", "")
     low = text.lower()  # for the substring gates below
-    lowered = text  # the text `low` is the lower case of
+    low_of = text  # the text `low` is the lower case of
     if "\\" in text and "\\text" in text and ("answer" in low or "option" in low or "choice" in low):
         text = _TEXT_CLAIM.sub(r"\1", text)
     if kat != MATH:
@@ -78,8 +79,8 @@ def prepare(text: str, kat: str) -> str:
     # An answer trigger the prompt appended states the format, not an answer: "Therefore, the answer
     # (Yes or No) is", "the answer (arabic numerals) is", "among A through E, the answer is".
     if _may_have_trigger_format(low):
-        text = _strip_trigger_formats(text, low if text is lowered else text.lower())
-    if text is lowered:
+        text = _strip_trigger_formats(text, low if text is low_of else text.lower())
+    if text is low_of:
         _remember_lower(text, low)
     return text
 
@@ -116,7 +117,7 @@ def _strip_trigger_formats(text: str, low: str) -> str:
     "answer" or at "among" (scanned over a long thought, the pattern cost ~250 µs)."""
     if len(low) != len(text) or not (text.isascii() or ("ſ" not in text and "ı" not in text)):
         return _TRIGGER_FORMAT.sub("", text)  # lower() positions would not be text's
-    starts = sorted({k + 6 for k in _find_all(low, "answer")} | set(_find_all(low, "among")))
+    starts = sorted({k + 6 for k in find_all(low, "answer")} | set(find_all(low, "among")))
     pieces, end = [], 0
     for st in starts:
         if st < end:
@@ -126,14 +127,6 @@ def _strip_trigger_formats(text: str, low: str) -> str:
             pieces.append(text[end:st])
             end = m.end()
     return "".join(pieces) + text[end:] if pieces else text
-
-
-def _find_all(low: str, word: str) -> list[int]:
-    out, k = [], low.find(word)
-    while k >= 0:
-        out.append(k)
-        k = low.find(word, k + 1)
-    return out
 
 
 _TEXT_CLAIM = re.compile(r"\\text(?:bf)?\{([^{}]{0,60}\b(?:answer|option|choice)\b[^{}]{0,40})\}", re.I)
