@@ -330,6 +330,54 @@ CASES = [
     ),
     ("alphabet_option", "Q?", "Mayan art. The answer is (E).\n" + "The answer is (A).\n" * 20, "A", ""),
     ("math", "Q", "The", NVA, "truncated"),
+    # An offer to do the work the response left undone: the numbers of its steps are not an answer.
+    (
+        "math",
+        "How many ordered pairs?",
+        "**1. Factor 50.** 50 = 2 * 5^2.\n\n**2. Count the divisors.** Each pair uses steps 3-7 of the method."
+        "\n\nLet me know if you'd like me to work through the detailed calculations.",
+        NVA,
+        "none_found",
+    ),
+    (
+        "alphabet_option",
+        "Q?",
+        "Option (C) looks closest, but the numbers need checking.\n\n"
+        "Let me know if you'd like me to calculate the exact values.",
+        NVA,
+        "none_found",
+    ),
+    # ... but a stated answer stands, and an offer to explain work already done defers nothing.
+    (
+        "math",
+        "How many?",
+        "We add 5 + 7 = 12.\n\nThe answer is 12.\n\nLet me know if you'd like me to work through another example.",
+        "12",
+        "",
+    ),
+    (
+        "math",
+        "How many?",
+        "Apples: 5\nPears: 7\nTotal: 5 + 7 = 12\n\nLet me know if you'd like me to elaborate on any step.",
+        "12",
+        "",
+    ),
+    # A final "<named quantity> is <value>." whose value is a tuple in \\( \\), or qualified as approximate.
+    (
+        "math",
+        "Find the point the curve passes through at $t = 2.$",
+        "At t = 2, x = 15 and y = -29.\n\nSo, the point is \\((15, -29)\\).\n\nI think that's the final answer.",
+        "(15, -29)",
+        "",
+    ),
+    (
+        "math",
+        "What is the angular resolution?",
+        "So, θ = (2.5 x 10^5) * 5 / 85\n\nConverting that to arcseconds gives a bit under 15.\n\n"
+        "Therefore, the angular resolution of the telescope at 5 microns is about 14.7 arcseconds.",
+        "14.7",
+        "",
+    ),
 ]
 
 

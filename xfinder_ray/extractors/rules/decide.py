@@ -393,7 +393,11 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
         answer, confidence, why = _committed(text, chosen, question, ix)
         if confidence == LIKELY and recap_at is None and _concludes(text, claims, chosen, question, ix):
             confidence = CERTAIN  # (a cut recap contradicted the answer: never certain)
+        if confidence == UNSURE and answer != NO_VALID_ANSWER and _defers(text):
+            return NO_VALID_ANSWER, UNSURE, "none_found"
         return answer, confidence, why
+    if _defers(text):
+        return NO_VALID_ANSWER, UNSURE, "none_found"
     answer, why = _fallback_math(text, question) if ix is None else _fallback_choice(text, question, ix)
     if (
         answer != NO_VALID_ANSWER
@@ -402,6 +406,13 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
     ):
         return NO_VALID_ANSWER, UNSURE, "hedged"
     return answer, UNSURE, why
+
+
+def _defers(text: str) -> bool:
+    """The response ends offering to do the work it left undone ("Let me know if you'd like me to work
+    through the detailed calculations."): a value inferred from it (a weak claim, the last number of
+    a step) is not an answer it committed to. A stated answer ("The answer is 5.") still counts."""
+    return P.DEFERRAL.search(text, max(0, len(text) - P.DEFERRAL_WINDOW)) is not None
 
 
 def _final_statement(text: str, question: str) -> str | None:

@@ -290,6 +290,19 @@ REFUSAL = re.compile(
     _I,
 )
 
+# An offer to do the work the response left undone ("Let me know if you'd like me to work through the
+# detailed calculations."): what it inferred before that is not a committed answer. Offers to explain
+# work already done ("... to elaborate on any step", "... to walk you through it") are not in it.
+DEFERRAL = re.compile(
+    r"\b(?:let\s{1,3}me\s{1,3}know\s{1,3}if|if)\s{1,3}you(?:'d|\s{1,3}would|\s{1,3}want)\s{1,3}(?:like\s{1,3})?me\s{1,3}to\s{1,3}"
+    r"(?:work\s{1,3}(?:through|out)|continue|complete|finish|carry\s{1,3}out|perform|calculate|compute|solve"
+    r"|find|derive|proceed|fill\s{1,3}in)\b"
+    r"|\bI\s{1,3}can\s{1,3}help\s{1,3}you\s{1,3}(?:complete|finish)\b",
+    _I,
+)
+DEFERRAL_WINDOW = 600  # characters at the end of the response where the offer is read
+
+
 REFUSAL_ANCHORS: tuple[Anchor, ...] = (
     (("i",), ("sorry",), 4, 16, True),  # "I'm sorry" .. "I   am   very   sorry"
     # "I apologize", "I cannot", "I am unable to", "I won't", "I will not", "I must decline to"

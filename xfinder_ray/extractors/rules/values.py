@@ -492,7 +492,7 @@ _SENTENCE_END = re.compile(r"\.(?=\s|$)|\n|[!?](?=\s|$)")
 
 
 _LAST_COPULA = re.compile(
-    r"\s(?:is\s{1,3}equal\s{1,3}to|is|equals|are|was)\s{1,3}((?:\\\([^()]{1,100}?\\\))|\$[^$\n]{1,100}\$|[-+−]?\d[\d,]*(?:\.\d+)?"
+    r"\s(?:is\s{1,3}equal\s{1,3}to|is|equals|are|was)\s{1,3}(?:(?:about|approximately|roughly|around)\s{1,3})?((?:\\\((?:(?!\\[()]).){1,100}?\\\))|\$[^$\n]{1,100}\$|[-+−]?\d[\d,]*(?:\.\d+)?"
     r"(?:\s{1,2}[A-Za-z]{1,12}){0,2})\s{0,3}$"  # a number may carry its unit: "is 3 units"
 )
 
