@@ -347,6 +347,14 @@ CASES = [
         NVA,
         "none_found",
     ),
+    (
+        "math",
+        "Find the sum.",
+        "**4. Sum the terms.** The sum runs over t_3 - 64 and the terms after it.\n\n**5. Final Answer**\n\n"
+        "Due to the complexity of the summation, it's best to use a computer program to compute the final answer.",
+        NVA,
+        "none_found",
+    ),
     # ... but a stated answer stands, and an offer to explain work already done defers nothing.
     (
         "math",

@@ -290,14 +290,20 @@ REFUSAL = re.compile(
     _I,
 )
 
-# An offer to do the work the response left undone ("Let me know if you'd like me to work through the
-# detailed calculations."): what it inferred before that is not a committed answer. Offers to explain
-# work already done ("... to elaborate on any step", "... to walk you through it") are not in it.
+# The response says it left the work undone: an offer to do it ("Let me know if you'd like me to work
+# through the detailed calculations."), a pointer to a computer for it ("it's best to use a computer
+# program to compute the final answer"), or an outline that calls itself one ("This outline provides the
+# general steps"). What it inferred before that is not a committed answer. Offers to explain work
+# already done ("... to elaborate on any step", "... walk you through it") are not in it.
 DEFERRAL = re.compile(
     r"\b(?:let\s{1,3}me\s{1,3}know\s{1,3}if|if)\s{1,3}you(?:'d|\s{1,3}would|\s{1,3}want)\s{1,3}(?:like\s{1,3})?me\s{1,3}to\s{1,3}"
     r"(?:work\s{1,3}(?:through|out)|continue|complete|finish|carry\s{1,3}out|perform|calculate|compute|solve"
-    r"|find|derive|proceed|fill\s{1,3}in)\b"
-    r"|\bI\s{1,3}can\s{1,3}help\s{1,3}you\s{1,3}(?:complete|finish)\b",
+    r"|find|derive|proceed|fill\s{1,3}in"
+    r"|walk\s{1,3}(?:you\s{1,3})?through\s{1,3}the\s{1,3}(?:solution|calculations?|algebra|rest|system)"
+    r"|demonstrate\s{1,3}how\s{1,3}to\s{1,3}(?:find|solve|calculate|compute))\b"
+    r"|\bI\s{1,3}can\s{1,3}help\s{1,3}you\s{1,3}(?:complete|finish|with\s{1,3}the\s{1,3}rest)\b"
+    r"|\b(?:best|easiest)\s{1,3}(?:to\s{1,3}use|done\s{1,3}(?:with|using))\s{1,3}a\s{1,3}(?:computer|calculator|program)"
+    r"|\b(?:outline|roadmap|guide)\s{1,3}(?:provides|outlines|gives)\s{1,3}the\s{1,3}(?:general|logical|main|overall)\b",
     _I,
 )
 DEFERRAL_WINDOW = 600  # characters at the end of the response where the offer is read
