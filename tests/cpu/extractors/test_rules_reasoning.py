@@ -355,6 +355,16 @@ CASES = [
         NVA,
         "none_found",
     ),
+    # A response that restates its question (a base model copying the prompt) answers nothing: the
+    # numbers and boxes in it are the question's (here an earlier subproblem's worked solution).
+    (
+        "math",
+        "Preamble: A star has radius 2 R_sun.\n\nSubproblem 0: What is its area in solar units? "
+        "Solution: A = 4 R^2, so the answer is \\boxed{4}.\n\nSubproblem 1: What is its luminosity?",
+        "Subproblem 0: What is its area in solar units? Solution: A = 4 R^2, so the answer is \\boxed{4}.",
+        NVA,
+        "none_found",
+    ),
     # ... but a stated answer stands, and an offer to explain work already done defers nothing.
     (
         "math",

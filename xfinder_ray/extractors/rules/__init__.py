@@ -45,7 +45,7 @@ from xfinder_ray.extractors.rules.decide import (
 )
 from xfinder_ray.extractors.rules.text import MAX_QUESTION, cut_at_stop, prepare, trailing_loop, truncated
 from xfinder_ray.extractors.rules.values import resolve_value
-from xfinder_ray.parsing import is_no_valid_answer
+from xfinder_ray.parsing import is_no_valid_answer, normalize_text
 from xfinder_ray.records import NO_VALID_ANSWER, AnswerRange
 
 RULES_VERSION = "rules-3"
@@ -119,6 +119,8 @@ def _extract(key_answer_type: str, question: str, llm_output: str, answer_range:
             return Extraction(NO_VALID_ANSWER, LIKELY, "none_found")
         if _deliberating_when_cut_off(text):
             return Extraction(NO_VALID_ANSWER, LIKELY, "truncated")
+        if kat == MATH and _echoes_question(stripped, question):
+            return Extraction(NO_VALID_ANSWER, LIKELY, "none_found")
         return _extract_part(text, kat, question, _index(kat, answer_range))
     ix = _index(kat, answer_range)
     if seg.state == reasoning.OPEN:
@@ -198,6 +200,17 @@ def _deliberating_when_cut_off(text: str) -> bool:
     paragraph = tail[tail.rfind("\n\n") + 2 :] if "\n\n" in tail else tail
     # A loop is a loop (its own reason); checked last, it is the one scan of the whole text here.
     return _RECONSIDERS.search(paragraph) is not None and trailing_loop(text)[0] < 0
+
+
+MIN_ECHO = 20  # characters: a shorter response ("x = 5") may well be in its question
+
+
+def _echoes_question(text: str, question: str) -> bool:
+    """The response is a piece of its own question, restated (a base model copying the prompt): the
+    numbers in it are the question's, not an answer. Math only: a choice's text is in its question."""
+    if len(text) < MIN_ECHO or len(text) > 2 * len(question) + 100:
+        return False
+    return normalize_text(text) in normalize_text(question)
 
 
 # How much of a thought's end is read for its last stated answer.
