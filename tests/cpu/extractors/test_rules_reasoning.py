@@ -406,6 +406,19 @@ def test_reasoning_phenomena(kat, question, text, answer, reason):
     assert (e.answer, e.reason) == (answer, reason)
 
 
+def test_long_chain_cut_off_mid_sentence_commits_to_no_weak_claim():
+    """A long marker-less chain that stops mid-sentence never reached its result: its weak claims are
+    steps. A stated answer still stands, and a short cut-off response keeps its weak claim."""
+    steps = "".join(
+        f"Step {i}: we expand the term {i} * c and collect it with the rest.\n\n" for i in range(120)
+    )
+    tail = "From a^2 + b^2 = c^2 and b = 0.7c, we get a^2 + (0.7c)^2 ="
+    cut = rules.extract_scored("math", "Find a.", "So, a = sqrt(0.51) * c.\n\n" + steps + tail, MATH)
+    assert (cut.answer, cut.reason) == (NVA, "truncated")
+    assert rules.extract_scored("math", "Find a.", "The answer is 5.\n\n" + steps + tail, MATH).answer == "5"
+    assert rules.extract_scored("math", "Find a.", "So, a = 5.\n\nLet me check: 2a + 3 =", MATH).answer == "5"
+
+
 def test_every_non_answer_has_a_known_reason():
     for kat, question, text, _, _ in CASES:
         rng = {"math": MATH, "alphabet_option": LETTERS, "categorical_label": YES_NO}[kat]

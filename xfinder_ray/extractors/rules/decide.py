@@ -21,6 +21,7 @@ from xfinder_ray.extractors.rules.text import (
     MENTION_WINDOW,
     VALUE_WINDOW,
     is_formula_line,
+    trailing_loop,
     truncated,
 )
 from xfinder_ray.extractors.rules.values import (
@@ -393,8 +394,11 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
         answer, confidence, why = _committed(text, chosen, question, ix)
         if confidence == LIKELY and recap_at is None and _concludes(text, claims, chosen, question, ix):
             confidence = CERTAIN  # (a cut recap contradicted the answer: never certain)
-        if confidence == UNSURE and answer != NO_VALID_ANSWER and _defers(text):
-            return NO_VALID_ANSWER, UNSURE, "none_found"
+        if confidence == UNSURE and answer != NO_VALID_ANSWER:
+            if _defers(text):
+                return NO_VALID_ANSWER, UNSURE, "none_found"
+            if chosen.tier <= P.WEAK and _long_and_cut_off(text):
+                return NO_VALID_ANSWER, UNSURE, "truncated"
         return answer, confidence, why
     if _defers(text):
         return NO_VALID_ANSWER, UNSURE, "none_found"
@@ -413,6 +417,15 @@ def _defers(text: str) -> bool:
     through the detailed calculations."): a value inferred from it (a weak claim, the last number of
     a step) is not an answer it committed to. A stated answer ("The answer is 5.") still counts."""
     return P.DEFERRAL.search(text, max(0, len(text) - P.DEFERRAL_WINDOW)) is not None
+
+
+LONG_CHAIN = 8_000  # characters: a chain this long that stops mid-sentence ran into the token cap
+
+
+def _long_and_cut_off(text: str) -> bool:
+    """A long chain of reasoning cut off mid-sentence (not in a loop): its weak claims ("So, a =
+    sqrt(0.51) * c.") are steps of a derivation that never reached its result."""
+    return len(text) >= LONG_CHAIN and truncated(text) and trailing_loop(text)[0] < 0
 
 
 def _final_statement(text: str, question: str) -> str | None:
