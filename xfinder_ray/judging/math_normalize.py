@@ -134,7 +134,7 @@ _CURRENCY = re.compile(
 # Number forms, one pattern each (alike in shape only; see the note at _LEFT_RIGHT).
 _NUM_SCI = re.compile(
     rf"(?P<m>{_DEC})(?:[eE](?P<e1>[+-]?\d+)"
-    rf"|\s*(?:\\times|\\cdot|\*|x)\s*10\s*\^\s*(?:\{{\s*(?P<e2>[+-]?\d+)\s*\}}|(?P<e3>[+-]?\d)))"
+    rf"|\s*(?:\\times|\\cdot|\*|x)\s*10\s*\^\s*(?:\{{\s*(?P<e2>[+-]?\d+)\s*\}}|(?P<e3>[+-]?\d{{1,3}}(?!\d))))"
 )
 _NUM_POW10 = re.compile(r"10\s*\^\s*(?:\{\s*(?P<e1>[+-]?\d+)\s*\}|(?P<e2>\d)(?![\d.]))")
 _NUM_FRAC = re.compile(rf"\\frac\s*\{{\s*(?P<a>[+-]?{_DEC})\s*\}}\s*\{{\s*(?P<b>[+-]?{_DEC})\s*\}}")

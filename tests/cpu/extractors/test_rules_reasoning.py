@@ -355,6 +355,23 @@ CASES = [
         NVA,
         "none_found",
     ),
+    # ... and a value in \\( \\) followed by its unit, or a plain-text power of ten.
+    (
+        "math",
+        "What is the speed of light?",
+        "In scientific notation it should be 3 times ten to the eighth.\n\nSo, the speed of light to 1 "
+        "significant figure is \\( 3 \\times 10^{8} \\) meters per second.\n\nI think that's the answer.",
+        "3 \\times 10^{8}",
+        "",
+    ),
+    (
+        "math",
+        "What is the de Broglie wavelength of the baseball?",
+        "With h = 6.626 x 10^-34 J s and p = 1.45 x 10^-10 kg m/s, we get a tiny value.\n\n"
+        "So, in conclusion, the de Broglie wavelength of the baseball is 4.569 x 10^-24 meters.",
+        "4.569 x 10^-24",
+        "",
+    ),
     # A response that restates its question (a base model copying the prompt) answers nothing: the
     # numbers and boxes in it are the question's (here an earlier subproblem's worked solution).
     (

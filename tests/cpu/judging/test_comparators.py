@@ -242,6 +242,10 @@ MATH_CASES = {
         ("3e8", "300000000", True),
         ("1.5 \\times 10^{3}", "1500", True),
         ("2.5 \\times 10^{-2}", "0.025", True),
+        # plain-text powers of ten: "10^-24" is 10^{-24}, not 10^{-2} followed by a 4
+        ("4.569 x 10^-24", "4.569e-24", True),
+        ("3 x 10^8 m/s", "3e8", True),
+        ("4.569 x 10^-24", "4.569e-23", False),
         ("1e-3", "0.01", False),
     ],
     "expressions and others": [

@@ -222,6 +222,7 @@ def test_random_numbers_monotone_and_fast():
     """The precision rule only adds true verdicts, on random numeric pairs, and stays in-process."""
     rng = random.Random(21)
     hits = 0
+    spent = 0.0
     for _ in range(1_500):
         a, g = _random_number(rng), _random_number(rng)
         if rng.random() < 0.3:
@@ -229,11 +230,14 @@ def test_random_numbers_monotone_and_fast():
         p, q = prepare(a), prepare(g)
         start = time.perf_counter()
         agrees = precision_equal(p, q)
-        assert time.perf_counter() - start < 0.05
+        spent += time.perf_counter() - start
         if agrees:
             hits += 1
             assert mj(a, g)
     assert hits >= 20  # the loop does exercise the rule
+    # In-process arithmetic (~0.1 ms a pair): the sum, not each call, so that one GC pause on a busy
+    # CI machine cannot fail it, while a worker process or sympy start (seconds) still would.
+    assert spent < 3.0
 
 
 _TEXT = st.one_of(

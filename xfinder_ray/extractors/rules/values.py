@@ -459,7 +459,7 @@ def parse_math(head: str, question: str, final: bool = False) -> tuple[str, str,
             cop = _LAST_COPULA.search(span)
             before = MATH_TOKEN.findall(span, 0, cop.start()) if cop else []
             if before and (final or not any(ch.isdigit() for t in before for ch in t)):
-                tokens = [cop.group(1)]
+                tokens = [_copula_text(cop)]
         if final:
             # The final statement read whole, past the clause break that cut it ("the only possible
             # length for the third side is 3 units.").
@@ -492,9 +492,19 @@ _SENTENCE_END = re.compile(r"\.(?=\s|$)|\n|[!?](?=\s|$)")
 
 
 _LAST_COPULA = re.compile(
-    r"\s(?:is\s{1,3}equal\s{1,3}to|is|equals|are|was)\s{1,3}(?:(?:about|approximately|roughly|around)\s{1,3})?((?:\\\((?:(?!\\[()]).){1,100}?\\\))|\$[^$\n]{1,100}\$|[-+−]?\d[\d,]*(?:\.\d+)?"
-    r"(?:\s{1,2}[A-Za-z]{1,12}){0,2})\s{0,3}$"  # a number may carry its unit: "is 3 units"
+    r"\s(?:is\s{1,3}equal\s{1,3}to|is|equals|are|was)\s{1,3}(?:(?:about|approximately|roughly|around)\s{1,3})?"
+    r"(?:((?:\\\((?:(?!\\[()]).){1,100}?\\\))|\$[^$\n]{1,100}\$|[-+−]?\d[\d,]*(?:\.\d+)?"
+    r"(?:\s{1,2}[A-Za-z]{1,12}){0,2})"  # a number may carry its unit: "is 3 units"
+    # a value in math delimiters may be followed by its unit, outside them ("\\( 3 \\times 10^{8} \\) m/s")
+    r"(?:(?:(?<=\\\))|(?<=\$))(?:\s{1,2}[A-Za-z/]{1,12}){1,3})?"
+    # a power of ten in plain text, and its unit: "4.569 x 10^-24 meters"
+    r"|([-+−]?\d[\d,]*(?:\.\d+)?\s{0,2}(?:x|×|\\times)\s{0,2}10\^\{?[-+−]?\d{1,3}\}?)(?:\s{1,2}[A-Za-z/]{1,12}){0,3})"
+    r"\s{0,3}$"
 )
+
+
+def _copula_text(m: re.Match[str]) -> str:
+    return m.group(1) or m.group(2)
 
 
 def copula_value(sentence: str, question: str) -> str | None:
@@ -502,7 +512,7 @@ def copula_value(sentence: str, question: str) -> str | None:
     cop = _LAST_COPULA.search(sentence.rstrip().rstrip(".!").rstrip())
     if cop is None:
         return None
-    value = clean_math(cop.group(1), question)
+    value = clean_math(_copula_text(cop), question)
     return value if looks_math(value) and "=" not in value else None  # a chain: the caller's "=" split
 
 
