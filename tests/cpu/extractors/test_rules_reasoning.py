@@ -436,6 +436,22 @@ def test_long_chain_cut_off_mid_sentence_commits_to_no_weak_claim():
     assert rules.extract_scored("math", "Find a.", "So, a = 5.\n\nLet me check: 2a + 3 =", MATH).answer == "5"
 
 
+def test_weak_claim_long_before_the_end_is_a_step():
+    """A weak claim followed by 1,000+ characters of working is a step: the last line's result
+    (before a sign-off) is what the response ends on. Near the end, or in a cut-off text, the weak
+    claim stays."""
+    work = "".join(f"Item {i}: {i} boxes at $2 each is ${2 * i}.\n\n" for i in range(1, 40))
+    ending = (
+        "Profit: $93 - $15 = $78.\n\nEverything seems to add up correctly. I think that's the right answer."
+    )
+    text = "So, each set of three cookies costs $1.\n\n" + work + ending
+    assert rules.extract_scored("math", "What was their profit?", text, MATH).answer == "78"
+    near = "So, each set of three cookies costs $1.\n\nThat is all."
+    assert rules.extract_scored("math", "What is the cost?", near, MATH).answer == "1"
+    cut = "So, each set of three cookies costs $1.\n\n" + work + "Profit: $93 - $15 ="
+    assert rules.extract_scored("math", "What was their profit?", cut, MATH).answer != "78"
+
+
 def test_every_non_answer_has_a_known_reason():
     for kat, question, text, _, _ in CASES:
         rng = {"math": MATH, "alphabet_option": LETTERS, "categorical_label": YES_NO}[kat]

@@ -383,6 +383,9 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
         if several is not None:
             return several
     if chosen is None:
+        last_line = _last_line_over_far_weak(text, scan.best_weak, question) if ix is None else None
+        if last_line is not None:
+            return last_line, UNSURE, ""
         if scan.best_weak is not None:
             chosen = scan.best_weak
         elif scan.best_initial is not None:
@@ -403,13 +406,34 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
     if _defers(text):
         return NO_VALID_ANSWER, UNSURE, "none_found"
     answer, why = _fallback_math(text, question) if ix is None else _fallback_choice(text, question, ix)
-    if (
-        answer != NO_VALID_ANSWER
-        and not (ix is None and answer == _final_statement(text, question))
-        and _fluctuates(text, max(0, len(text) - MENTION_WINDOW), answer, ix, committed=False)
-    ):
+    if answer != NO_VALID_ANSWER and _fallback_hedged(text, answer, question, ix):
         return NO_VALID_ANSWER, UNSURE, "hedged"
     return answer, UNSURE, why
+
+
+def _fallback_hedged(text: str, answer: str, question: str, ix: Index | None) -> bool:
+    """The fallback's answer is one of several the end of the response weighs (and not its final
+    statement's)."""
+    return not (ix is None and answer == _final_statement(text, question)) and _fluctuates(
+        text, max(0, len(text) - MENTION_WINDOW), answer, ix, committed=False
+    )
+
+
+WEAK_REACH = 1_000  # characters of working after a weak claim that make it a step
+
+
+def _last_line_over_far_weak(text: str, weak: Claim | None, question: str) -> str | None:
+    """The last line's result instead of a weak claim long before the end (math): "So, each set of
+    three cookies costs $1." and then 1,500 characters of working that end "Profit: $93 - $15 = $78.
+    ... I think that's the right answer." The claim is a step. None where the weak claim stays: it is
+    near the end, the text is cut off (its last line is mid-working), it defers the work, or the
+    fallback finds nothing or hedges."""
+    if weak is None or len(text) - weak.pos <= WEAK_REACH or truncated(text) or _defers(text):
+        return None
+    answer, _ = _fallback_math(text, question)
+    if answer == NO_VALID_ANSWER or _fallback_hedged(text, answer, question, None):
+        return None
+    return answer
 
 
 def _defers(text: str) -> bool:
