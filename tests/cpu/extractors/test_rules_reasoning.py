@@ -372,6 +372,15 @@ CASES = [
         "4.569 x 10^-24",
         "",
     ),
+    # A letter in inline math is the letter; display math after a claim is a formula, not a letter.
+    (
+        "alphabet_option",
+        "Q?",
+        "The cost of each update is proportional to the size of the gradient vector \\( D \\). Therefore, "
+        "the overall cost is \\( O(ND) \\).\n\nThe answer is \\( F \\).",
+        "F",
+        "",
+    ),
     # A response that restates its question (a base model copying the prompt) answers nothing: the
     # numbers and boxes in it are the question's (here an earlier subproblem's worked solution).
     (

@@ -195,6 +195,17 @@ def _parse_label(s: str, ix: Index) -> tuple[str, str, str]:
     return _out_or_junk(s, ix), "", s
 
 
+def _without_inline_delimiters(s: str) -> str:
+    """s without "$" and without the inline "\\(" it starts with and its "\\)" (not display math:
+    "\\[ C(t) = ... \\]" is a formula, not the letter C)."""
+    s = s.replace("$", "")
+    if s.startswith("\\("):
+        close = s.find("\\)", 2, 60)
+        if close > 0:
+            s = s[2:close].strip() + s[close + 2 :]
+    return s
+
+
 def parse_choice(head: str, ix: Index) -> tuple[str, str, str]:
     """Parse a claim's value (the text right after the phrase) against the range.
 
@@ -220,12 +231,13 @@ def parse_choice(head: str, ix: Index) -> tuple[str, str, str]:
     either = _EITHER.match(s)
     if either:
         s = s[either.end() :]
+    s = _without_inline_delimiters(s)  # "\\( F \\)", "$\\boxed{F}$": the letter inside
     b = BOXED_AT.match(s)
     if b:
         inner = braced(s, b.end() - 1)
         if inner is not None:
             s = inner
-    s = _TEXT_CMD.sub(r"\1", s).replace("$", "").strip()
+    s = _TEXT_CMD.sub(r"\1", s).strip()
     s = s.lstrip(EDGE.replace(".", "").replace(":", ""))
     parse = _parse_option if ix.kat == ALPHA else _parse_label
     status, value, rest = parse(s, ix)
