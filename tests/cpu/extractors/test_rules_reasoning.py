@@ -461,6 +461,50 @@ def test_weak_claim_long_before_the_end_is_a_step():
     assert rules.extract_scored("math", "What was their profit?", cut, MATH).answer != "78"
 
 
+TASK_OPTIONS = parse_answer_range(
+    [
+        [chr(65 + i), f"The {w} of the tasks determines the transfer"]
+        for i, w in enumerate(
+            "duration time age place number similarity difficulty noise complexity mood".split()
+        )
+    ],
+    "alphabet_option",
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "answer", "reason"),
+    [
+        # several letters in one bracket: no single choice
+        (
+            "The variables include the similarity of the stimuli, the mood of the individual and the "
+            "complexity of the tasks. The answer is (F, J, I).",
+            NVA,
+            "several",
+        ),
+        # the few-shot examples' answers recapped after this question's own (Qwen1.5-Chat on MMLU-Pro)
+        (
+            "So the tax rate is $7.60 per $100. The answer is (E).\n\nNow, let's combine all the answers.\n\nThe answer is (A).",
+            "E",
+            "",
+        ),
+        (
+            "So N = 400. The answer is (J).\n\nNow, let's combine all the answers:\n\nThe answer is F.",
+            "J",
+            "",
+        ),
+        (
+            "So the elasticity is 1. The answer is (G).\n\nNow, let's combine all the answers.\n\nThe answer is (A, D, F, G, H, G).",
+            "G",
+            "",
+        ),
+    ],
+)
+def test_letter_lists_and_combined_recaps(text, answer, reason):
+    e = rules.extract_scored("alphabet_option", "Q?", text, TASK_OPTIONS)
+    assert (e.answer, e.reason) == (answer, reason)
+
+
 def test_every_non_answer_has_a_known_reason():
     for kat, question, text, _, _ in CASES:
         rng = {"math": MATH, "alphabet_option": LETTERS, "categorical_label": YES_NO}[kat]

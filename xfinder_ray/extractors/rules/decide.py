@@ -730,8 +730,9 @@ def _cut_recap(text: str, claims: list[Claim], question: str, ix: Index | None) 
 # the same letter for question after question: a few-shot example's answer, not a correction).
 _TRAILING_RECAP = re.compile(
     r"\n[ \t*#]{0,6}(?:final\s{1,3}answers?\s{0,3}\**\s{0,3}:"
-    r"|(?:now,?\s{1,3})?(?:let'?s\s{1,3}|let\s{1,3}us\s{1,3})?(?:combin|consider|summar|recap)\w{0,6}\b[^\n:]{0,80}:)"
-    r"[ \t*]{0,4}\n?[ \t]{0,4}(?P<tail>[^\n]{1,60})\s{0,8}$",
+    r"|(?:now,?\s{1,3})?(?:let'?s\s{1,3}|let\s{1,3}us\s{1,3})?(?:combin|consider|summar|recap)\w{0,6}\b[^\n:]{0,80}:"
+    r"|(?:now,?\s{1,3})?(?:let'?s\s{1,3}|let\s{1,3}us\s{1,3})?combin\w{0,6}\s{1,3}all\s{1,3}(?:the\s{1,3})?answers\s{0,3}\.)"
+    r"[ \t*]{0,4}\n{0,2}[ \t]{0,4}(?P<tail>[^\n]{1,60})\s{0,8}$",
     re.I,
 )
 MAX_TRAILING_RECAP = 240  # characters at the end where the header and its line can be
@@ -753,9 +754,29 @@ def cut_trailing_recap(text: str, question: str, ix: Index | None) -> int | None
     if not sentences or P.CORRECTION.search(line) or P.RETRACTION.search(line):
         return None
     real = claim_values(sentences[-1], question, ix)  # the line ends on its answer, nothing after it
-    if len(recap) == 1 and len(real) == 1 and recap != real and claim_values(line, question, ix) == real:
+    if len(real) != 1 or claim_values(line, question, ix) != real:
+        return None
+    if len(recap) == 1 and recap != real:
+        return m.start()
+    # "Now, let's combine all the answers.\nThe answer is (A, D, F, G, H, J)." -- the few-shot
+    # examples' letters with this question's own among them (cut off or not): a recap, not a choice.
+    listed = _listed_letters(m.group("tail"), ix)
+    if listed is not None and real <= listed:
         return m.start()
     return None
+
+
+_LISTED_LETTER = re.compile(r"(?<![A-Za-z])[A-Z](?![A-Za-z])")
+
+
+def _listed_letters(tail: str, ix: Index) -> set[str] | None:
+    """The options of a bracketed list of two or more letters in `tail` ("(A, D, F, G, H, J)", also
+    cut off: "(A, B, C, D"), or None."""
+    k = tail.find("(")
+    if k < 0:
+        return None
+    letters = [ix.letters[x] for x in _LISTED_LETTER.findall(tail, k) if x in ix.letters]
+    return set(letters) if len(letters) >= 2 else None
 
 
 def claim_values(text: str, question: str, ix: Index | None) -> set[str]:

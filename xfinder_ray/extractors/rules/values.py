@@ -52,6 +52,8 @@ _VALUE_NEG = re.compile(
     re.I,
 )
 _LETTER_DECOR = re.compile(r"^(?:[(\[][A-Za-z][)\]]|[A-Za-z][).:])\s{0,3}(?=\S)")
+# Several letters in one pair of brackets: "(A, E, I)", "(C,D,I)", "(B and D)".
+_LETTER_LIST = re.compile(r"[(\[]\s{0,2}([A-Z])(?:\s{0,2}(?:[,/&]|\band\b)\s{0,2}[A-Z]){1,9}\s{0,2}[)\]]")
 _OPT_LETTER = re.compile(
     r"^(?:(?:option|choice|letter|answer)\s{0,3})?"
     r"(?:[(\[](?P<d>[A-Za-z])[)\]]|(?P<b>[A-Za-z])(?=[\s.,:;!?)\]。，：、(]|$))",
@@ -144,6 +146,9 @@ def _parse_option(s: str, ix: Index) -> tuple[str, str, str]:
             if _VALUE_NEG.match(rest):
                 return NEG, "", rest
             return (AMBIG if _another(rest, ix, value) else OK), value, rest
+    several = _LETTER_LIST.match(s)
+    if several and several.group(1) in ix.letters:
+        return AMBIG, ix.letters[several.group(1)], s[several.end() :]
     m = _OPT_LETTER.match(s)
     if m:
         raw = m.group("d") or m.group("b")
