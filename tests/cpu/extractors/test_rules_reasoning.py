@@ -391,6 +391,31 @@ CASES = [
         NVA,
         "none_found",
     ),
+    # ... or leaves it to the reader, or says it cannot be had from what was given (a refusal).
+    (
+        "math",
+        "Find n.",
+        "**4. The solution:**\n\nSet up 3n + 4 = 5n - 2 and simplify. After solving the equation, you'll find "
+        "the value of 'n'. Remember to express it as a percentage.",
+        NVA,
+        "none_found",
+    ),
+    (
+        "math",
+        "Find f(4).",
+        "**3. Relate f(3) to f(4):** We need f(3) = 4 first. Unfortunately, there's no direct way to do this."
+        "\n\n**Conclusion:**\n\nWe cannot determine the value of *f(4)* with the information provided.",
+        NVA,
+        "refusal",
+    ),
+    (
+        "alphabet_option",
+        "Q?",
+        "Option (E) needs the mass, which is not given. Therefore, we cannot determine the answer with the given "
+        "information.",
+        NVA,
+        "refusal",
+    ),
     # ... but a stated answer stands, and an offer to explain work already done defers nothing.
     (
         "math",

@@ -400,11 +400,15 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
         if confidence == UNSURE and answer != NO_VALID_ANSWER:
             if _defers(text):
                 return NO_VALID_ANSWER, UNSURE, "none_found"
+            if _undetermined(text):
+                return NO_VALID_ANSWER, UNSURE, "refusal"
             if chosen.tier <= P.WEAK and _long_and_cut_off(text):
                 return NO_VALID_ANSWER, UNSURE, "truncated"
         return answer, confidence, why
     if _defers(text):
         return NO_VALID_ANSWER, UNSURE, "none_found"
+    if _undetermined(text):
+        return NO_VALID_ANSWER, UNSURE, "refusal"
     answer, why = _fallback_math(text, question) if ix is None else _fallback_choice(text, question, ix)
     if answer != NO_VALID_ANSWER and _fallback_hedged(text, answer, question, ix):
         return NO_VALID_ANSWER, UNSURE, "hedged"
@@ -428,7 +432,13 @@ def _last_line_over_far_weak(text: str, weak: Claim | None, question: str) -> st
     ... I think that's the right answer." The claim is a step. None where the weak claim stays: it is
     near the end, the text is cut off (its last line is mid-working), it defers the work, or the
     fallback finds nothing or hedges."""
-    if weak is None or len(text) - weak.pos <= WEAK_REACH or truncated(text) or _defers(text):
+    if (
+        weak is None
+        or len(text) - weak.pos <= WEAK_REACH
+        or truncated(text)
+        or _defers(text)
+        or _undetermined(text)
+    ):
         return None
     answer, _ = _fallback_math(text, question)
     if answer == NO_VALID_ANSWER or _fallback_hedged(text, answer, question, None):
@@ -450,6 +460,12 @@ def _long_and_cut_off(text: str) -> bool:
     """A long chain of reasoning cut off mid-sentence (not in a loop): its weak claims ("So, a =
     sqrt(0.51) * c.") are steps of a derivation that never reached its result."""
     return len(text) >= LONG_CHAIN and truncated(text) and trailing_loop(text)[0] < 0
+
+
+def _undetermined(text: str) -> bool:
+    """The end of the response says the answer cannot be had from what it was given ("We cannot
+    determine the value of f(4) with the information provided."): an inferred value is no answer."""
+    return P.UNDETERMINED.search(text, max(0, len(text) - P.DEFERRAL_WINDOW)) is not None
 
 
 def _final_statement(text: str, question: str) -> str | None:

@@ -303,7 +303,19 @@ DEFERRAL = re.compile(
     r"|demonstrate\s{1,3}how\s{1,3}to\s{1,3}(?:find|solve|calculate|compute))\b"
     r"|\bI\s{1,3}can\s{1,3}help\s{1,3}you\s{1,3}(?:complete|finish|with\s{1,3}the\s{1,3}rest)\b"
     r"|\b(?:best|easiest)\s{1,3}(?:to\s{1,3}use|done\s{1,3}(?:with|using))\s{1,3}a\s{1,3}(?:computer|calculator|program)"
-    r"|\b(?:outline|roadmap|guide)\s{1,3}(?:provides|outlines|gives)\s{1,3}the\s{1,3}(?:general|logical|main|overall)\b",
+    r"|\b(?:outline|roadmap|guide)\s{1,3}(?:provides|outlines|gives)\s{1,3}the\s{1,3}(?:general|logical|main|overall)\b"
+    # ... or to the reader: "After solving the equation, you'll find the value of n.", "Once you solve for x"
+    r"|\byou(?:'ll|\s{1,3}will|\s{1,3}should)\s{1,3}(?:then\s{1,3})?(?:arrive\s{1,3}at|find|get|obtain|have)\s{1,3}(?:the|a|your)"
+    r"\s{1,3}(?:final\s{1,3}|numerical\s{1,3}|exact\s{1,3})?(?:answer|value|result|solution)\b"
+    r"|\bonce\s{1,3}you\s{1,3}(?:solve|find|calculate|compute|have\s{1,3}(?:solved|found|calculated))\b",
+    _I,
+)
+# The response says the answer cannot be had from what it was given: "We cannot determine the value of
+# f(4) with the information provided." What it inferred before that is not an answer (a refusal).
+UNDETERMINED = re.compile(
+    r"\bwe\s{1,3}(?:cannot|can't|can\s{1,3}not)\s{1,3}(?:determine|find|calculate|compute|provide|give)\b[^.\n]{0,120}?"
+    r"\b(?:with(?:out)?|from|based\s{1,3}on|using)\s{1,3}(?:the\s{1,3}|any\s{1,3})?"
+    r"(?:given|information|provided|additional|more|further|data)\b",
     _I,
 )
 DEFERRAL_WINDOW = 600  # characters at the end of the response where the offer is read
