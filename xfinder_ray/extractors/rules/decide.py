@@ -398,17 +398,15 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
         if confidence == LIKELY and recap_at is None and _concludes(text, claims, chosen, question, ix):
             confidence = CERTAIN  # (a cut recap contradicted the answer: never certain)
         if confidence == UNSURE and answer != NO_VALID_ANSWER:
-            if _defers(text):
-                return NO_VALID_ANSWER, UNSURE, "none_found"
-            if _undetermined(text):
-                return NO_VALID_ANSWER, UNSURE, "refusal"
+            undone = _left_undone(text)
+            if undone:
+                return NO_VALID_ANSWER, UNSURE, undone
             if chosen.tier <= P.WEAK and _long_and_cut_off(text):
                 return NO_VALID_ANSWER, UNSURE, "truncated"
         return answer, confidence, why
-    if _defers(text):
-        return NO_VALID_ANSWER, UNSURE, "none_found"
-    if _undetermined(text):
-        return NO_VALID_ANSWER, UNSURE, "refusal"
+    undone = _left_undone(text)
+    if undone:
+        return NO_VALID_ANSWER, UNSURE, undone
     answer, why = _fallback_math(text, question) if ix is None else _fallback_choice(text, question, ix)
     if answer != NO_VALID_ANSWER and _fallback_hedged(text, answer, question, ix):
         return NO_VALID_ANSWER, UNSURE, "hedged"
@@ -432,13 +430,7 @@ def _last_line_over_far_weak(text: str, weak: Claim | None, question: str) -> st
     ... I think that's the right answer." The claim is a step. None where the weak claim stays: it is
     near the end, the text is cut off (its last line is mid-working), it defers the work, or the
     fallback finds nothing or hedges."""
-    if (
-        weak is None
-        or len(text) - weak.pos <= WEAK_REACH
-        or truncated(text)
-        or _defers(text)
-        or _undetermined(text)
-    ):
+    if weak is None or len(text) - weak.pos <= WEAK_REACH or truncated(text) or _left_undone(text):
         return None
     answer, _ = _fallback_math(text, question)
     if answer == NO_VALID_ANSWER or _fallback_hedged(text, answer, question, None):
@@ -446,11 +438,16 @@ def _last_line_over_far_weak(text: str, weak: Claim | None, question: str) -> st
     return answer
 
 
-def _defers(text: str) -> bool:
-    """The response ends offering to do the work it left undone ("Let me know if you'd like me to work
-    through the detailed calculations."): a value inferred from it (a weak claim, the last number of
-    a step) is not an answer it committed to. A stated answer ("The answer is 5.") still counts."""
-    return P.DEFERRAL.search(text, max(0, len(text) - P.DEFERRAL_WINDOW)) is not None
+def _left_undone(text: str) -> str:
+    """The reason an inferred answer (a weak claim, the last number of a step) is none, from the end
+    of the response: "none_found" where it leaves the work undone ("Let me know if you'd like me to
+    work through the detailed calculations.", "After solving the equation, you'll find n."),
+    "refusal" where it says the answer cannot be had ("We cannot determine f(4) with the information
+    provided."); "" otherwise. A stated answer ("The answer is 5.") is not read against these."""
+    lo = max(0, len(text) - P.DEFERRAL_WINDOW)
+    if P.DEFERRAL.search(text, lo):
+        return "none_found"
+    return "refusal" if P.UNDETERMINED.search(text, lo) else ""
 
 
 LONG_CHAIN = 8_000  # characters: a chain this long that stops mid-sentence ran into the token cap
@@ -460,12 +457,6 @@ def _long_and_cut_off(text: str) -> bool:
     """A long chain of reasoning cut off mid-sentence (not in a loop): its weak claims ("So, a =
     sqrt(0.51) * c.") are steps of a derivation that never reached its result."""
     return len(text) >= LONG_CHAIN and truncated(text) and trailing_loop(text)[0] < 0
-
-
-def _undetermined(text: str) -> bool:
-    """The end of the response says the answer cannot be had from what it was given ("We cannot
-    determine the value of f(4) with the information provided."): an inferred value is no answer."""
-    return P.UNDETERMINED.search(text, max(0, len(text) - P.DEFERRAL_WINDOW)) is not None
 
 
 def _final_statement(text: str, question: str) -> str | None:
