@@ -372,6 +372,15 @@ CASES = [
         "4.569 x 10^-24",
         "",
     ),
+    # Several boxes where the question asks for a number of values ("Compute two other 6-labels"): all.
+    (
+        "math",
+        "Compute two other 6-labels with the same 4-signature as 462135.",
+        "Therefore, two other 6-labels with the same 4-signature as 462135 are $\\boxed{241356}$ and "
+        "$\\boxed{352146}$.",
+        "241356, 352146",
+        "",
+    ),
     # A letter in inline math is the letter; display math after a claim is a formula, not a letter.
     (
         "alphabet_option",

@@ -450,7 +450,9 @@ def _left_undone(text: str) -> str:
     return "refusal" if P.UNDETERMINED.search(text, lo) else ""
 
 
-LONG_CHAIN = 8_000  # characters: a chain this long that stops mid-sentence ran into the token cap
+LONG_CHAIN = (
+    4_000  # characters (~1,000 tokens): a chain this long that stops mid-sentence ran into a token cap
+)
 
 
 def _long_and_cut_off(text: str) -> bool:
@@ -597,7 +599,9 @@ def _in_question_order(chain: list[Claim], text: str, question: str) -> str:
 
 
 def _asks_several(line: str) -> bool:
-    return bool(re.search(r"\band\b|\bvalues\b|\bboth\b", line))
+    """The question's last line asks for more than one value ("... and ...", "both", "Compute two
+    other 6-labels")."""
+    return bool(re.search(r"\band\b|\bvalues\b|\bboth\b|\b(?:two|three|four|five|six|several)\s", line))
 
 
 _OR = re.compile(r"\bor\b|\bequivalently\b|/", re.I)
