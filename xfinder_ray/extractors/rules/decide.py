@@ -450,9 +450,8 @@ def _left_undone(text: str) -> str:
     return "refusal" if P.UNDETERMINED.search(text, lo) else ""
 
 
-LONG_CHAIN = (
-    4_000  # characters (~1,000 tokens): a chain this long that stops mid-sentence ran into a token cap
-)
+# characters (~1,000 tokens): a chain this long that stops mid-sentence ran into a token cap
+LONG_CHAIN = 4_000
 
 
 def _long_and_cut_off(text: str) -> bool:
