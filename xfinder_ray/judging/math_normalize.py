@@ -188,11 +188,15 @@ _ONE_SIDED = re.compile(
     r"(?P<v>[A-Za-z])\s*(?P<op><=|>=|<|>|\\leq?(?![A-Za-z])|\\geq?(?![A-Za-z]))\s*(?P<a>[^<>=,]{1,60})"
 )
 
+# What may follow a number as its unit: spaces (also LaTeX's "\\," "\\;" "\\ "), \\text{...} words,
+# bare words, currency signs, powers of a unit ("^2", "^{-1}", "²", "⁻¹": "kcal m^{-2} yr^{-1}"), "/".
 _UNIT_TOKEN = re.compile(
-    r"\s+|\\(?:text|mbox|mathrm|textrm|textit|rm)\s*\{(?P<t>[^{}]{0,80})\}|(?P<w>[A-Za-z][A-Za-z.'\-]*)"
-    r"|(?P<c>[\u20ac\u00a3\u00a5\u20b9\u20a9\u00a2])|\^\s*\{?\s*[23]\s*\}?|/"
+    r"\s+|\\[,;: !]|\\(?:text|mbox|mathrm|textrm|textit|rm)\s*\{(?P<t>(?:[^{}]|\{-?[123]\}){0,80})\}"
+    r"|(?P<w>[A-Za-zÅµμΩ][A-Za-zÅµμΩ.'\-]*)"
+    r"|(?P<c>[\u20ac\u00a3\u00a5\u20b9\u20a9\u00a2])|\^\s*\{?\s*-?\s*[123]\s*\}?|[⁻¹²³]{1,3}|/"
 )
-_UNIT_WORD = re.compile(r"[A-Za-z][A-Za-z.'\-]*")
+_UNIT_POWER = re.compile(r"(?:[⁻¹²³]{1,3}|\^\{?-?[123]\}?)$")
+_UNIT_WORD = re.compile(r"[A-Za-zÅµμΩ][A-Za-zÅµμΩ.'\-]*(?:[⁻¹²³]{1,3}|\^\{?-?[123]\}?)?")
 # Words that look like units but carry mathematical meaning: never dropped as a unit. Scale words
 # ("million") change the value: read by read_number, never dropped.
 _NOT_UNITS = frozenset(
@@ -387,7 +391,7 @@ def _is_unit_tail(rest: str) -> bool:
         pos = m.end()
     if not words and rest.strip():
         return False  # only "^2" or "/" left: not a unit
-    if any(w.lower().rstrip(".") in _NOT_UNITS for w in words):
+    if any(_UNIT_POWER.sub("", w).lower().rstrip(".") in _NOT_UNITS for w in words):
         return False
     return all(w in _SINGLE_LETTER_UNITS for w in bare_single) and (not bare_single or rest.startswith(" "))
 

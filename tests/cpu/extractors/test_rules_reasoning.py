@@ -456,6 +456,18 @@ CASES = [
         "14.7",
         "",
     ),
+    # A coefficient and a variable the question names ("in terms of $k$") is the answer whole; a
+    # number and its unit is the number.
+    (
+        "math",
+        "Express $a+b+c+d+e+f$ in terms of $k.$",
+        "Adding the coefficients, the sum is $2k$.\n\nThe answer is $\\boxed{2k}$.",
+        "2k",
+        "",
+    ),
+    ("math", "Simplify $\\frac{(10r^3)(4r^6)}{8r^4}$.", "So the answer is $\\boxed{5r^5}$.", "5r^5", ""),
+    ("math", "How long is the rope, in meters?", "The answer is $\\boxed{12m}$.", "12", ""),
+    ("math", "What is the distance $d$ to the wall?", "The answer is $\\boxed{5 m}$.", "5", ""),
 ]
 
 

@@ -199,6 +199,16 @@ MATH_CASES = {
         ("\\$18.50", "18.5", True),
         ("$18.50", "18.05", False),
         ("2 pi", "2\\pi", True),  # "pi" is not a unit
+        # Minerva-style compound units with powers and LaTeX spacing (SkyThought's pool: 8 answers)
+        ("15000 \\text{ kcal m}^{-2} \\text{ yr}^{-1}", "15000", True),
+        ("15,000 \\, \\text{kcal m}^{-2} \\text{ yr}^{-1}", "15000", True),
+        ("6 \\times 10^{-3} \\text{ m/s²}", "0.006", True),
+        ("4.5 \\times 10^{33} \\, \\text{erg s}^{-1}", "4.5e33", True),
+        ("1.70 \\times 10^{4} \\text{ cm}^{-1}", "1.70e4", True),
+        ("6630.65 \\text{ Å}", "6630.65", True),
+        ("5^{-1}", "5", False),  # a power of the number, not of a unit
+        ("5 \\text{ x^2}", "5", False),  # a variable's power is no unit
+        ("5 n^{2}", "5", False),
     ],
     "percent": [
         ("50\\%", "50", True),

@@ -360,9 +360,35 @@ def clean_math(v: str, question: str) -> str:
         elif MATH_TOKEN.fullmatch(parts[-1]) and all(_ARITHMETIC.fullmatch(x) for x in parts[:-1]):
             v = parts[-1]  # "2 * 42 = 84": the computation and its result
     m = _NUM_UNITS.match(v)
-    if m and not re.search(r"\b(?:or|and|to|plus|minus|times|over|divided|per)\b", m.group(2), re.I):
+    if (
+        m
+        and not re.search(r"\b(?:or|and|to|plus|minus|times|over|divided|per)\b", m.group(2), re.I)
+        and not _is_variable_term(m, question)
+    ):
         v = m.group(1).strip()  # "22 cookies" -> "22"
     return v
+
+
+_SINGLE_LETTER = re.compile(r"([A-Za-z])(?:\^\d)?")
+_QUESTION_MATH = re.compile(r"\$\$?[^$]{1,400}\$\$?|\\\(.{1,400}?\\\)|\\\[.{1,400}?\\\]", re.S)
+
+
+@functools.lru_cache(maxsize=256)
+def _question_variables(question: str) -> frozenset[str]:
+    """The single letters the question's math ($...$, \\(...\\)) names: "in terms of $k$" -> {"k"}."""
+    found = set()
+    for span in _QUESTION_MATH.findall(question[:20_000]):
+        found.update(re.findall(r"(?<![A-Za-z\\])[A-Za-z](?![A-Za-z])", span))
+    return frozenset(found)
+
+
+def _is_variable_term(m: re.Match, question: str) -> bool:
+    """ "2k", "3n", "5r^5" where the question's math has k, n, r: a coefficient and its variable, not
+    a number and its unit (a unit comes after a space or is a word: "22 cookies", "5 m", "12cm")."""
+    if m.group(1) != m.group(1).rstrip() or m.group(1).endswith("%"):
+        return False
+    letter = _SINGLE_LETTER.fullmatch(m.group(2))
+    return letter is not None and letter.group(1) in _question_variables(question)
 
 
 _FUNCTION_WORDS = frozenset(
