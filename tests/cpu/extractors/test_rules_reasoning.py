@@ -544,6 +544,42 @@ TASK_OPTIONS = parse_answer_range(
             "G",
             "",
         ),
+        # a header over all the answers opens a recap of any length (option lists, more answers)
+        (
+            "So the estimate is 190. The answer is (D).\n\nNow, considering all the questions and answers:\n"
+            "The answer is A.\nThe answer is H.\nThe answer is E.\nThe answer is I.\nThe answer is B.",
+            "D",
+            "",
+        ),
+        (
+            "It innervates the pericardium. The answer is (E).\n\nNow, let's summarize all the answers:\n"
+            "A. Ventral\nB. Dorsal\nC. Buccal\nJ. Cranial\nThe answer is (J).\n\nA. The third arch\nB. The",
+            "E",
+            "",
+        ),
+        # "actually" inside the answer's line ("rather than what is actually observed") is no correction
+        (
+            "It is based on what is ideal, rather than on what is actually observed. The answer is (G).\n\n"
+            "Now, combining all the answers:\nThe answer is (F).",
+            "G",
+            "",
+        ),
+        # bare answer sentences naming different letters to the end: no commitment (also cut off, and
+        # with letters outside the range)
+        (
+            "The answer is (B).\n\nThe answer is (H).\n\nThe answer is (E).\n\nThe answer is (I).\n\nThe answer is (B).",
+            NVA,
+            "loop",
+        ),
+        (
+            "So it challenges security thinking.\n\nThe answer is (A).\nThe answer is (E).\nThe answer is (B).\n"
+            "The answer is (J).\nThe answer is (A).\nThe answer is",
+            NVA,
+            "loop",
+        ),
+        # one letter restated is an answer; two bare sentences are not yet a run
+        ("So it is B.\n\nThe answer is (B).\nThe answer is (B).\nThe answer is (B).", "B", ""),
+        ("I first thought A.\nThe answer is (A).\nThe answer is (C).", "C", ""),
     ],
 )
 def test_letter_lists_and_combined_recaps(text, answer, reason):

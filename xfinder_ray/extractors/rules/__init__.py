@@ -240,6 +240,8 @@ def _extract_part(text: str, kat: str, question: str, ix, loops: bool = True) ->
         looped = _looping(text, loop_start, period, kat, question, ix)
         if looped is not None:
             return looped
+    if ix is not None and _alternates_to_the_end(text):
+        return Extraction(NO_VALID_ANSWER, LIKELY, "loop")
     fields = structured.keep_answered_question(text, structured.find_fields(text))
     if fields:
         last = fields[-1]
@@ -289,6 +291,45 @@ def _ends_on_one_box(text: str) -> bool:
 
 MAX_ONE_BOX_TAIL = 3_000
 _BOX_CONTENT = re.compile(r"\\boxed\{([^{}]{0,80}(?:\{[^{}]{0,40}\}[^{}]{0,40}){0,4})\}")
+
+
+# One bare answer sentence: "The answer is (B).", "Answer: B" (an alternating run's unit).
+_BARE_ANSWER = re.compile(
+    r"\s*(?:so,?\s{1,3})?(?:the\s{1,3})?(?:(?:correct|final|best)\s{1,3})?answer(?:\s{1,3}is)?\s{0,3}:?\s{0,3}"
+    r"\(?([A-Za-z])\)?\s{0,3}[.!]?\s*",
+    re.I,
+)
+_SENTENCE_OR_LINE = re.compile(r"(?<=[.!?])\s+|\n+")
+ALTERNATING_RUN = 3  # bare answer sentences in a row at the end, naming two or more letters
+ALTERNATING_TAIL = 600  # characters at the end where such a run is looked for
+
+
+def _alternates_to_the_end(text: str) -> bool:
+    """The response ends on a run of bare answer sentences that name different letters ("The answer
+    is (B).\n\nThe answer is (H).\n\nThe answer is (E).\n\n..." -- also cut off inside its last
+    one): it commits to none of them. A run of one letter is a loop (trailing_loop) or a restatement."""
+    tail = text[-ALTERNATING_TAIL:]
+    if tail.lower().count("answer") < ALTERNATING_RUN:
+        return False  # the common case, decided without splitting the tail
+    parts = [p for p in _SENTENCE_OR_LINE.split(tail.strip()) if p.strip()]
+    if (
+        parts
+        and not _BARE_ANSWER.fullmatch(parts[-1])
+        and len(parts[-1]) < 20
+        and "answer" in parts[-1].lower()
+    ):
+        parts.pop()  # the cut-off start of one more: "The answer is"
+    letters = []  # (letters outside the range count too: few-shot examples' answers, "(E)" of A-D)
+    for part in reversed(parts):
+        m = _BARE_ANSWER.fullmatch(part)
+        if m is None:
+            # A header before the run ("Now, considering all the questions and answers:") makes it a
+            # recap after the real answer: decide_prose's cut_trailing_recap reads it.
+            if part.rstrip(" *").endswith(":"):
+                return False
+            break
+        letters.append(m.group(1).upper())
+    return len(letters) >= ALTERNATING_RUN and len(set(letters)) >= 2
 
 
 def _looping(text: str, start: int, period: int, kat: str, question: str, ix) -> Extraction | None:

@@ -746,26 +746,35 @@ _TRAILING_RECAP = re.compile(
     re.I,
 )
 MAX_TRAILING_RECAP = 240  # characters at the end where the header and its line can be
+# A header over all the answers ("Now, let's summarize all the answers:", "Now, considering all the
+# questions and answers:") after the real answer opens the few-shot recap whatever follows it: more
+# "The answer is X." lines, the examples' option lists (Qwen1.5-Chat on MMLU-Pro).
+_RECAP_ALL_HEADER = re.compile(
+    r"\n[ \t*#]{0,6}(?:now,?\s{1,3})?(?:let'?s\s{1,3}|let\s{1,3}us\s{1,3})?"
+    r"(?:combin|consider|summar|recap|review|compil)\w{0,6}\s{1,3}(?:all\s{1,3})?(?:of\s{1,3})?(?:the\s{1,3})?"
+    r"(?:questions\s{1,3}and\s{1,3})?answers\b[^\n]{0,40}[:.]",
+    re.I,
+)
+MAX_RECAP_BLOCK = 2_500  # characters at the end where such a header can be
 
 
 def cut_trailing_recap(text: str, question: str, ix: Index | None) -> int | None:
-    """Where a trailing recap line starts (see _TRAILING_RECAP), or None: the line names exactly one
-    answer, and the line before it ends on one explicit answer that is a different one."""
+    """Where a trailing recap starts, or None. A recap line (_TRAILING_RECAP) names exactly one answer,
+    and the line before it ends on one explicit answer that is a different one; a header over all
+    the answers (_RECAP_ALL_HEADER) after such a line opens a recap of any length."""
     if ix is None or "\n" not in text[-MAX_TRAILING_RECAP:]:
         return None
     lo = len(text) - MAX_TRAILING_RECAP
     m = _TRAILING_RECAP.search(text, max(0, lo))
-    if m is None:
+    block = None if m is not None else _RECAP_ALL_HEADER.search(text, max(0, len(text) - MAX_RECAP_BLOCK))
+    if m is None and block is None:
         return None
+    real = _answer_line_before(text, (m or block).start(), question, ix)
+    if real is None:
+        return None
+    if block is not None:
+        return block.start()
     recap = claim_values(m.group("tail"), question, ix) or claim_values(text[m.start() :], question, ix)
-    before = text[: m.start()].rstrip()
-    line = before[before.rfind("\n") + 1 :]
-    sentences = [x for x in P.SENT_SPLIT.split(line) if x.strip()]
-    if not sentences or P.CORRECTION.search(line) or P.RETRACTION.search(line):
-        return None
-    real = claim_values(sentences[-1], question, ix)  # the line ends on its answer, nothing after it
-    if len(real) != 1 or claim_values(line, question, ix) != real:
-        return None
     if len(recap) == 1 and recap != real:
         return m.start()
     # "Now, let's combine all the answers.\nThe answer is (A, D, F, G, H, J)." -- the few-shot
@@ -774,6 +783,21 @@ def cut_trailing_recap(text: str, question: str, ix: Index | None) -> int | None
     if listed is not None and real <= listed:
         return m.start()
     return None
+
+
+def _answer_line_before(text: str, at: int, question: str, ix: Index) -> set[str] | None:
+    """The one answer the line before `at` ends on ("... The answer is (D)."), or None: no explicit
+    answer there, several, or a correction in its last sentence (one earlier in the line, "rather than
+    what is actually observed", names no other answer: the line's claims must all be this one)."""
+    before = text[:at].rstrip()
+    line = before[before.rfind("\n") + 1 :]
+    sentences = [x for x in P.SENT_SPLIT.split(line) if x.strip()]
+    if not sentences or P.CORRECTION.search(sentences[-1]) or P.RETRACTION.search(sentences[-1]):
+        return None
+    real = claim_values(sentences[-1], question, ix)  # the line ends on its answer, nothing after it
+    if len(real) != 1 or claim_values(line, question, ix) != real:
+        return None
+    return real
 
 
 _LISTED_LETTER = re.compile(r"(?<![A-Za-z])[A-Z](?![A-Za-z])")
