@@ -557,6 +557,14 @@ TASK_OPTIONS = parse_answer_range(
             "E",
             "",
         ),
+        # the few-shot format's "Answer:" said again under the real answer (Phi-3-mini on MMLU-Pro);
+        # "Answer:" with other words after it is not that recap
+        (
+            "Hyperthyroidism can cause symptoms similar to anxiety. The answer is (A).\n\n\nAnswer: The answer is (J).\n\n",
+            "A",
+            "",
+        ),
+        ("It supports the detector theory. The answer is (E).\n\nAnswer: H", "H", ""),
         # "actually" inside the answer's line ("rather than what is actually observed") is no correction
         (
             "It is based on what is ideal, rather than on what is actually observed. The answer is (G).\n\n"

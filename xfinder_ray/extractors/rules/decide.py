@@ -645,7 +645,8 @@ def _other_choice_after(text: str, chosen: Claim, ix: Index) -> bool:
 
 _PART_MARK = re.compile(
     r"(?:^|\n)[ \t]{0,3}\d{1,2}[.)][ \t]"  # a numbered list item at a line start
-    r"|(?:^|\n|(?<=[.!?])[ \t]{1,3})[ \t>*#]{0,6}(?:\(?[a-h]\)|\(?(?:i|ii|iii|iv|v|vi)\)|part\s{1,3}(?:\(?[a-h1-6]\)?|one|two|three)\b"
+    r"|(?:^|\n|(?<=[.!?])[ \t]{1,3})[ \t>*#]{0,6}(?:\(?[a-h]\)|\(?(?:i|ii|iii|iv|v|vi)\)|\([1-6]\)"
+    r"|(?:for\s{1,3})?(?:part|statement)\s{1,3}(?:\(?[a-h1-6]\)?|one|two|three)\b"
     r"|(?:for\s{1,3})?the\s{1,3}(?:first|second|third)\s{1,3}(?:part|question|statement|scenario)\b)",
     re.I,
 )
@@ -737,9 +738,11 @@ def _cut_recap(text: str, claims: list[Claim], question: str, ix: Index | None) 
 # One line after the real answer that names another one under a recap header, with no reasoning
 # between: "The answer is (J).\nFinal Answer: The answer is (F)." / "... (E).\nNow, combining all
 # the answers:\nThe answer is (B)." (Qwen1.5-Chat on MMLU-Pro, ~5% of one model's 12,000 answers,
-# the same letter for question after question: a few-shot example's answer, not a correction).
+# the same letter for question after question: a few-shot example's answer, not a correction);
+# "Answer: The answer is (H)." (Phi-3-mini: the few-shot format's "Answer:" said again).
 _TRAILING_RECAP = re.compile(
     r"\n[ \t*#]{0,6}(?:final\s{1,3}answers?\s{0,3}\**\s{0,3}:"
+    r"|answer\s{0,3}\**\s{0,3}:(?=[ \t*]{0,4}the\s{1,3}answer\s{1,3}is\b)"
     r"|(?:now,?\s{1,3})?(?:let'?s\s{1,3}|let\s{1,3}us\s{1,3})?(?:combin|consider|summar|recap)\w{0,6}\b[^\n:]{0,80}:"
     r"|(?:now,?\s{1,3})?(?:let'?s\s{1,3}|let\s{1,3}us\s{1,3})?combin\w{0,6}\s{1,3}all\s{1,3}(?:the\s{1,3})?answers\s{0,3}\.)"
     r"[ \t*]{0,4}\n{0,2}[ \t]{0,4}(?P<tail>[^\n]{1,60})\s{0,8}$",
