@@ -565,6 +565,9 @@ TASK_OPTIONS = parse_answer_range(
             "",
         ),
         ("It supports the detector theory. The answer is (E).\n\nAnswer: H", "H", ""),
+        # stopped right before the closing parenthesis: the letter is named; a lower-case one is not a letter
+        ("So the intensity is half the incident one. The answer is (D", "D", ""),
+        ("So the intensity is half the incident one. The answer is (a", NVA, "truncated"),
         # "actually" inside the answer's line ("rather than what is actually observed") is no correction
         (
             "It is based on what is ideal, rather than on what is actually observed. The answer is (G).\n\n"

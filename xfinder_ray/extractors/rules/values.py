@@ -56,7 +56,8 @@ _LETTER_DECOR = re.compile(r"^(?:[(\[][A-Za-z][)\]]|[A-Za-z][).:])\s{0,3}(?=\S)"
 _LETTER_LIST = re.compile(r"[(\[]\s{0,2}([A-Z])(?:\s{0,2}(?:[,/&]|\band\b)\s{0,2}[A-Z]){1,9}\s{0,2}[)\]]")
 _OPT_LETTER = re.compile(
     r"^(?:(?:option|choice|letter|answer)\s{0,3})?"
-    r"(?:[(\[](?P<d>[A-Za-z])[)\]]|(?P<b>[A-Za-z])(?=[\s.,:;!?)\]。，：、(]|$))",
+    # (also "(D" at the very end: cut off, or stopped, before its closing parenthesis)
+    r"(?:[(\[](?P<d>[A-Za-z])[)\]]|\((?P<u>(?-i:[A-Z]))$|(?P<b>[A-Za-z])(?=[\s.,:;!?)\]。，：、(]|$))",
     re.I,
 )
 _OPTION_WORD = re.compile(r"(?i:\b(?:option|choice))\s{0,3}[(\[]?(?P<l>[A-Z])\b")
@@ -151,7 +152,7 @@ def _parse_option(s: str, ix: Index) -> tuple[str, str, str]:
         return AMBIG, ix.letters[several.group(1)], s[several.end() :]
     m = _OPT_LETTER.match(s)
     if m:
-        raw = m.group("d") or m.group("b")
+        raw = m.group("d") or m.group("u") or m.group("b")
         bare = m.group("b") is not None
         article = bare and (raw.islower() or raw in "AI") and is_article(s, m.end())
         if raw.upper() in ix.letters and not article:
