@@ -299,7 +299,6 @@ _BARE_ANSWER = re.compile(
     r"\(?([A-Za-z])\)?\s{0,3}[.!]?\s*",
     re.I,
 )
-_SENTENCE_OR_LINE = re.compile(r"(?<=[.!?])\s+|\n+")
 ALTERNATING_RUN = 3  # bare answer sentences in a row at the end, naming two or more letters
 ALTERNATING_TAIL = 600  # characters at the end where such a run is looked for
 
@@ -311,7 +310,7 @@ def _alternates_to_the_end(text: str) -> bool:
     tail = text[-ALTERNATING_TAIL:]
     if tail.lower().count("answer") < ALTERNATING_RUN:
         return False  # the common case, decided without splitting the tail
-    parts = [p for p in _SENTENCE_OR_LINE.split(tail.strip()) if p.strip()]
+    parts = [p for p in P.SENT_SPLIT.split(tail.strip()) if p.strip()]
     if (
         parts
         and not _BARE_ANSWER.fullmatch(parts[-1])

@@ -740,11 +740,14 @@ def _cut_recap(text: str, claims: list[Claim], question: str, ix: Index | None) 
 # the answers:\nThe answer is (B)." (Qwen1.5-Chat on MMLU-Pro, ~5% of one model's 12,000 answers,
 # the same letter for question after question: a few-shot example's answer, not a correction);
 # "Answer: The answer is (H)." (Phi-3-mini: the few-shot format's "Answer:" said again).
+_RECAP_LEAD = (
+    r"(?:now,?\s{1,3})?(?:let'?s\s{1,3}|let\s{1,3}us\s{1,3})?"  # "Now, let's ..." before a recap verb
+)
 _TRAILING_RECAP = re.compile(
     r"\n[ \t*#]{0,6}(?:final\s{1,3}answers?\s{0,3}\**\s{0,3}:"
     r"|answer\s{0,3}\**\s{0,3}:(?=[ \t*]{0,4}the\s{1,3}answer\s{1,3}is\b)"
-    r"|(?:now,?\s{1,3})?(?:let'?s\s{1,3}|let\s{1,3}us\s{1,3})?(?:combin|consider|summar|recap)\w{0,6}\b[^\n:]{0,80}:"
-    r"|(?:now,?\s{1,3})?(?:let'?s\s{1,3}|let\s{1,3}us\s{1,3})?combin\w{0,6}\s{1,3}all\s{1,3}(?:the\s{1,3})?answers\s{0,3}\.)"
+    rf"|{_RECAP_LEAD}(?:combin|consider|summar|recap)\w{{0,6}}\b[^\n:]{{0,80}}:"
+    rf"|{_RECAP_LEAD}combin\w{{0,6}}\s{{1,3}}all\s{{1,3}}(?:the\s{{1,3}})?answers\s{{0,3}}\.)"
     r"[ \t*]{0,4}\n{0,2}[ \t]{0,4}(?P<tail>[^\n]{1,60})\s{0,8}$",
     re.I,
 )
@@ -753,7 +756,7 @@ MAX_TRAILING_RECAP = 240  # characters at the end where the header and its line 
 # questions and answers:") after the real answer opens the few-shot recap whatever follows it: more
 # "The answer is X." lines, the examples' option lists (Qwen1.5-Chat on MMLU-Pro).
 _RECAP_ALL_HEADER = re.compile(
-    r"\n[ \t*#]{0,6}(?:now,?\s{1,3})?(?:let'?s\s{1,3}|let\s{1,3}us\s{1,3})?"
+    rf"\n[ \t*#]{{0,6}}{_RECAP_LEAD}"
     r"(?:combin|consider|summar|recap|review|compil)\w{0,6}\s{1,3}(?:all\s{1,3})?(?:of\s{1,3})?(?:the\s{1,3})?"
     r"(?:questions\s{1,3}and\s{1,3})?answers\b[^\n]{0,40}[:.]",
     re.I,
