@@ -591,6 +591,30 @@ TASK_OPTIONS = parse_answer_range(
         # one letter restated is an answer; two bare sentences are not yet a run
         ("So it is B.\n\nThe answer is (B).\nThe answer is (B).\nThe answer is (B).", "B", ""),
         ("I first thought A.\nThe answer is (A).\nThe answer is (C).", "C", ""),
+        # the option closest to a computed value is a choice, also after "not listed" (MMLU-Pro's
+        # Phi-3-mini, Llama-3.1-8B, Qwen1.5); disowned in its line it is none; cut off in its "but"
+        # clause it is withdrawn
+        ("So 25 C is 298 K. The answer is not in the options, but the closest one is (J).\n\n", "J", ""),
+        ("So Z0 = 123.69 + j36.01 ohm. The closest option is D.", "D", ""),
+        ("The closest match to 298 K is (J) 300 K.", "J", ""),
+        (
+            "The answer is not listed in the options provided. However, the closest option is (J), but the "
+            "values are not correct.",
+            NVA,
+            "out_of_range",
+        ),
+        (
+            "None match. The closest option is C, but it is not the correct answer. The question is wrong.",
+            NVA,
+            "out_of_range",
+        ),
+        (
+            "So it is 5.24 atm.\n\nThe closest option is (H) with 0.800 atm, but since the actual pressure",
+            NVA,
+            "truncated",
+        ),
+        # "nearest" as rounding names no option
+        ("So 836,527 rounded to the nearest ten thousand is 840,000. The answer is (F).", "F", ""),
     ],
 )
 def test_letter_lists_and_combined_recaps(text, answer, reason):

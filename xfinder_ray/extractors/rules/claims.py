@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from xfinder_ray.extractors.rules import patterns as P
 from xfinder_ray.extractors.rules.candidates import Index, mentions
 from xfinder_ray.extractors.rules.keywords import Keywords, Occurrences
-from xfinder_ray.extractors.rules.text import VALUE_WINDOW, lowered
+from xfinder_ray.extractors.rules.text import VALUE_WINDOW, lowered, truncated
 from xfinder_ray.extractors.rules.values import (
     JUNK,
     NEG,
     OK,
+    OUT,
     boxed_answer,
     clean_math,
     looks_math,
@@ -113,6 +114,7 @@ _NEEDS = {
         "sum up",
     ),
     "superlative": ("best", "most", "likeliest"),
+    "closest": ("closest", "nearest"),
     "latin": ("respuesta", "réponse", "reponse", "risposta", "resposta", "antwort", "ответ"),
     # "one" counts only qualified ("the correct one"): a bare "is the one" is skipped below anyway.
     "bwd": (
@@ -326,6 +328,9 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
     if needs("superlative"):
         for m in finditer_anchored(P.FWD_SUPERLATIVE, text, P.FWD_SUPERLATIVE_ANCHORS, low=low, occ=occ):
             add(Claim(m.start(), m.end(), P.WEAK, counts_out=False))
+    if not math and needs("closest"):
+        for m in finditer_anchored(P.FWD_CLOSEST, text, P.FWD_CLOSEST_ANCHORS, low=low, occ=occ):
+            add(_closest_claim(text, m))
     if needs("conclude"):
         for m in _anchored_back(P.FWD_SO, text, low, occ, _SO_WORDS, _SO_LEAD, 4, _sentence_start):
             add(Claim(m.start(), m.end(), P.WEAK, counts_out=False, tight=True))
@@ -407,6 +412,23 @@ def _heading_claims(text: str) -> list[re.Match[str]]:
         end = text.find("\n", k)
         k = text.find("#", end) if end >= 0 else -1
     return _finditer_from(P.HEADING, text, starts)
+
+
+def _closest_claim(text: str, m: re.Match[str]) -> Claim:
+    """A closest-option claim; disowned in its line ("..., but it is not the correct answer") it
+    answers outside the options, cut off in a "but" clause there ("(H) with 0.800 atm, but since
+    the") it is withdrawn (hedged)."""
+    end = m.end()
+    nl = text.find("\n", end, end + P.CLOSEST_LINE)
+    stop = nl if nl >= 0 else min(len(text), end + P.CLOSEST_LINE)
+    if P.CLOSEST_DISOWNED.search(text, end, stop):
+        return Claim(m.start(), end, P.NORMAL, status=OUT)
+    if stop == len(text) and _BUT.search(text, end, stop) is not None and truncated(text):
+        return Claim(m.start(), end, P.HEDGED)
+    return Claim(m.start(), end, P.NORMAL)
+
+
+_BUT = re.compile(r",\s{0,3}(?:but|however|although|though)\b", re.I)
 
 
 def _option_claims(text: str, low: str, occ: Occurrences) -> list[re.Match[str]]:

@@ -115,6 +115,23 @@ FWD_SUPERLATIVE = re.compile(
     _I,
 )
 FWD_SUPERLATIVE_ANCHORS: tuple[Anchor, ...] = ((("the",), ("best", "likeliest", "most"), 4, 6, True),)
+# The option nearest a value the response computed: "The answer is not listed, but the closest option
+# is (J).", "the nearest one would be B", "the closest match to 298 K is (J)". A choice, made: it
+# overrides the "not listed" before it (the computation's value is what is not listed).
+FWD_CLOSEST = re.compile(
+    r"\bthe\s{1,3}(?:closest|nearest)(?:\s{1,3}(?:one|match|option|choice|answer|value))?"
+    r"(?:\s{1,3}(?:to|from)\s{1,3}[^\n]{1,60}?)?\s{0,3}(?:[:：]|\bis\b|\bwould\s{1,3}be\b)",
+    _I,
+)
+FWD_CLOSEST_ANCHORS: tuple[Anchor, ...] = ((("the",), ("closest", "nearest"), 4, 6, True),)
+# ... and disowned in the same line: "the closest option is C, but it is not the correct answer",
+# "(J), but the values are not correct", "which is not the right answer".
+CLOSEST_DISOWNED = re.compile(
+    r"\b(?:but|which|though|although|however)\b[^\n]{0,40}?\b(?:is|are|'s)\s{1,3}(?:still\s{1,3})?not"
+    r"\s{1,3}(?:the\s{1,3})?(?:correct|right|true|valid)\b",
+    _I,
+)
+CLOSEST_LINE = 200  # characters after a closest-option claim read for its disowning
 # Multilingual answer markers (Chinese, Japanese, Korean, Spanish, French, Italian, Portuguese,
 # German, Russian): "答案是 B", "答案：A", "la respuesta es B", "Antwort: B", "Ответ: B".
 FWD_MULTI_CJK = re.compile(
