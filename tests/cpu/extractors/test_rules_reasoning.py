@@ -716,3 +716,40 @@ def test_certain_tier_is_precise(path):
             )
     assert certain >= 0.3 * len(rows)
     assert wrong <= 0.005 * certain
+
+
+NUMERIC_OPTIONS = parse_answer_range(
+    [
+        ["A", "$1830.00"],
+        ["B", "3.82 g"],
+        ["C", "15.42psia"],
+        ["D", " 50.7$\\mathrm{atm}$ "],
+        ["E", "$1775.32"],
+        ["F", "2.5 V"],
+        ["G", "25 V"],
+        ["H", "$3.5 \\times 10^3 \\mathrm{J}$"],
+        ["I", "3.5 \\times 10^4 \\mathrm{J}"],
+        ["J", "$138,889"],
+    ],
+    "alphabet_option",
+)
+
+
+@pytest.mark.parametrize(
+    "text, answer",
+    [
+        # an option's number and unit, written another way (MMLU-Pro's Llama-3.1-8B, gemini, c4ai)
+        ("The face value is $1800. The answer is $1775.32.\n\n", "E"),
+        ("Actual yield = 3.83 g (due to rounding, the closest answer is 3.82g)", "B"),
+        ("P = 15.412 psi. The closest option is 15.42 psia.", "C"),
+        ("$P \\approx 50.68$ atm.\n\nThe closest answer is approximately 50.7 atm.", "D"),
+        ("x = $118,182. Thus, the answer is $138,889, which is (J).", "J"),
+        # a bare number names the one option that is that number with a unit
+        ("So the voltage is 2.5. The answer is 2.5.", "F"),
+        # where the number leads two options, or another number follows it, it names none
+        ("The answer is 3.5.", NVA),
+        ("The answer is $1,700.", NVA),
+    ],
+)
+def test_numeric_values_name_the_option_written_another_way(text, answer):
+    assert rules.extract("alphabet_option", "Q?", text, NUMERIC_OPTIONS) == answer

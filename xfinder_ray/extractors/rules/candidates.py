@@ -143,6 +143,29 @@ class Index:
     def mention_re(self) -> CandidateTexts | None:  # candidate texts anywhere (3+ characters)
         return self._texts[2]
 
+    @cached_property
+    def numeric(self) -> dict[str, tuple[str, ...]]:  # numeric_key(text) -> the options with it
+        keys: dict[str, tuple[str, ...]] = {}
+        for answer, text in self.items:
+            key = numeric_key(text)
+            if key:
+                keys[key] = (*keys.get(key, ()), answer)
+        return keys
+
+
+_NUMERIC_START = re.compile(r"\s*[-−]?\s?\$?\s?\d")
+# What a number's written form varies in: LaTeX upright-text commands and spacing, "$", braces,
+# "~", spaces, thousands separators.
+_KEY_NOISE = re.compile(r"\\(?:mathrm|text|rm|mbox)\b|\\[,;:! ]|[\s${}~]|(?<=\d),(?=\d{3}\b)")
+
+
+def numeric_key(text: str) -> str | None:
+    """The comparison form of a value that starts with a number ("$1,775.32" -> "1775.32", "15.42
+    psia" and "15.42psia" -> "15.42psia", "50.7$\\mathrm{atm}$" -> "50.7atm"); None otherwise."""
+    if len(text) > 120 or not _NUMERIC_START.match(text):
+        return None
+    return _KEY_NOISE.sub("", text).replace("−", "-").lower().rstrip(".") or None
+
 
 _JOINER = re.compile(r"(?<=[^\W\d_])\s{0,2}[/&\-]\s{0,2}(?=[^\W\d_])")
 

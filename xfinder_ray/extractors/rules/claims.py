@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from xfinder_ray.extractors.rules import patterns as P
 from xfinder_ray.extractors.rules.candidates import Index, mentions
 from xfinder_ray.extractors.rules.keywords import Keywords, Occurrences
-from xfinder_ray.extractors.rules.text import VALUE_WINDOW, lowered, truncated
+from xfinder_ray.extractors.rules.text import VALUE_WINDOW, lowered
 from xfinder_ray.extractors.rules.values import (
     JUNK,
     NEG,
@@ -328,9 +328,11 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
     if needs("superlative"):
         for m in finditer_anchored(P.FWD_SUPERLATIVE, text, P.FWD_SUPERLATIVE_ANCHORS, low=low, occ=occ):
             add(Claim(m.start(), m.end(), P.WEAK, counts_out=False))
+    closest: list[tuple[int, int]] = []
     if not math and needs("closest"):
         for m in finditer_anchored(P.FWD_CLOSEST, text, P.FWD_CLOSEST_ANCHORS, low=low, occ=occ):
             add(_closest_claim(text, m))
+            closest.append((m.start(), m.end()))
     if needs("conclude"):
         for m in _anchored_back(P.FWD_SO, text, low, occ, _SO_WORDS, _SO_LEAD, 4, _sentence_start):
             add(Claim(m.start(), m.end(), P.WEAK, counts_out=False, tight=True))
@@ -376,6 +378,9 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
     if needs("bwd_weak"):
         for m in _backward_weak(text, low, occ):
             add(Claim(m.start(), m.start(), P.WEAK, backward=True))
+    for lo, hi in closest:  # "the closest answer is": one claim, the closest one, not also "answer is"
+        for k in [k for k in claims if lo < k < hi]:
+            del claims[k]
     return [claims[k] for k in sorted(claims)]
 
 
@@ -423,11 +428,13 @@ def _closest_claim(text: str, m: re.Match[str]) -> Claim:
     stop = nl if nl >= 0 else min(len(text), end + P.CLOSEST_LINE)
     if P.CLOSEST_DISOWNED.search(text, end, stop):
         return Claim(m.start(), end, P.NORMAL, status=OUT)
-    if stop == len(text) and _BUT.search(text, end, stop) is not None and truncated(text):
+    # (truncated() spares a long last line holding a ":"; here the line is the claim's own)
+    if not text[stop:].strip() and _BUT.search(text, end, stop) and text.rstrip()[-1:] not in _SENTENCE_END:
         return Claim(m.start(), end, P.HEDGED)
     return Claim(m.start(), end, P.NORMAL)
 
 
+_SENTENCE_END = tuple(".!?)]\"'*`$")
 _BUT = re.compile(r",\s{0,3}(?:but|however|although|though)\b", re.I)
 
 

@@ -125,10 +125,10 @@ FWD_CLOSEST = re.compile(
 )
 FWD_CLOSEST_ANCHORS: tuple[Anchor, ...] = ((("the",), ("closest", "nearest"), 4, 6, True),)
 # ... and disowned in the same line: "the closest option is C, but it is not the correct answer",
-# "(J), but the values are not correct", "which is not the right answer".
+# "(J), but the values are not correct", "which is not the right answer", "but it is not listed".
 CLOSEST_DISOWNED = re.compile(
     r"\b(?:but|which|though|although|however)\b[^\n]{0,40}?\b(?:is|are|'s)\s{1,3}(?:still\s{1,3})?not"
-    r"\s{1,3}(?:the\s{1,3})?(?:correct|right|true|valid)\b",
+    r"\s{1,3}(?:the\s{1,3})?(?:correct|right|true|valid|listed|available|among|one\s{1,3}of|an\s{1,3}option)\b",
     _I,
 )
 CLOSEST_LINE = 200  # characters after a closest-option claim read for its disowning

@@ -6,7 +6,15 @@ import functools
 import re
 
 from xfinder_ray.extractors.rules import patterns as P
-from xfinder_ray.extractors.rules.candidates import ALPHA, EDGE, Index, is_article, key_of, mentions
+from xfinder_ray.extractors.rules.candidates import (
+    ALPHA,
+    EDGE,
+    Index,
+    is_article,
+    key_of,
+    mentions,
+    numeric_key,
+)
 from xfinder_ray.extractors.rules.structured import is_placeholder
 from xfinder_ray.extractors.rules.text import VALUE_WINDOW
 from xfinder_ray.records import NO_VALID_ANSWER
@@ -177,7 +185,45 @@ def _parse_option(s: str, ix: Index) -> tuple[str, str, str]:
     m = _OPTION_WORD.search(s[:200])
     if m and m.group("l") in ix.letters:
         return OK, ix.letters[m.group("l")], s[m.end() :]
+    numeric = _numeric_option(s, ix)
+    if numeric is not None:
+        return OK, numeric[0], numeric[1]
     return _out_or_junk(s, ix), "", s
+
+
+# Where a number-and-unit value ends: "$1775.32.", "3.82g)", "$138,889, which is (B)".
+_NUMERIC_END = re.compile(
+    r"\s{0,3}(?:[,;:]\s|\.(?:\s|$)|\)|\s\(|\s(?:which|but|and|or|because|since|as|so|for|is|from|with|that)\b)|\n"
+)
+_ABOUT = re.compile(r"(?:approximately|about|around|roughly|nearly|≈|~)\s{0,3}", re.I)
+# A unit after the number: a letter, "°", "µ" or "%" first (not "\\times 10^3", "^2").
+_UNIT_AFTER = re.compile(r"[a-zµμ°%]")
+
+
+def _numeric_option(s: str, ix: Index) -> tuple[str, str] | None:
+    """The one option whose text is the number (and unit) s starts with, written another way:
+    "$1775.32" for "$1775.32" read without its "$", "15.42 psia" for "15.42psia", "50.7 atm" for
+    "50.7$\\mathrm{atm}$"; a bare number also names the one option that is that number with a unit.
+    (answer, rest) or None."""
+    about = _ABOUT.match(s)
+    if about:
+        s = s[about.end() :]
+    if not s[:1].isdigit() and not (s[:1] in "-−" and s[1:2].isdigit()):
+        return None
+    m = _NUMERIC_END.search(s, 0, 120)
+    end = m.start() if m else min(len(s), 120)
+    key = numeric_key(s[:end])
+    if key is None:
+        return None
+    same = ix.numeric.get(key, ())
+    if not same and _PLAIN_NUMBER.fullmatch(key):
+        same = tuple(
+            a
+            for k, answers in ix.numeric.items()
+            if k.startswith(key) and _UNIT_AFTER.match(k, len(key))
+            for a in answers
+        )
+    return (same[0], s[end:]) if len(same) == 1 else None
 
 
 def _parse_label(s: str, ix: Index) -> tuple[str, str, str]:
