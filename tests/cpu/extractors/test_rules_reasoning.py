@@ -615,11 +615,43 @@ TASK_OPTIONS = parse_answer_range(
         ),
         # "nearest" as rounding names no option
         ("So 836,527 rounded to the nearest ten thousand is 840,000. The answer is (F).", "F", ""),
+        # a relative clause qualifies the noun as "best" does (Qwen1.5-Chat on MMLU-Pro)
+        (
+            "Whales keep warm with blubber. The option that best represents these adaptations is (E). "
+            "Options (A), (C) and (D) are not accurate.",
+            "E",
+            "",
+        ),
+        (
+            "So (B) or (H). However, the answer that best fits the context is (H), as it suggests a "
+            "violation of the commerce clause.",
+            "H",
+            "",
+        ),
+        (
+            "Determining tax rates is a legislative function. The answer that best captures the central "
+            "bank's objective is (G).\n\nNow, let's summarize all the answers:\nThe answer is (F).",
+            "G",
+            "",
+        ),
+        # ... but not across a sentence: "the option that best fits the data" is the task, not a claim
+        ("We need the option that best fits the data. It could be (A) or (C).", NVA, "several"),
     ],
 )
 def test_letter_lists_and_combined_recaps(text, answer, reason):
     e = rules.extract_scored("alphabet_option", "Q?", text, TASK_OPTIONS)
     assert (e.answer, e.reason) == (answer, reason)
+
+
+def test_a_best_fitting_clause_ends_at_its_sentence():
+    claimed = rules.extract_scored(
+        "alphabet_option", "Q?", "The option that best fits this is (B).", TASK_OPTIONS
+    )
+    task = rules.extract_scored(
+        "alphabet_option", "Q?", "We need the option that best fits. It is (B).", TASK_OPTIONS
+    )
+    assert (claimed.answer, task.answer) == ("B", "B")
+    assert claimed.confidence != "unsure" and task.confidence == "unsure"  # a claim; a bare letter
 
 
 def test_every_non_answer_has_a_known_reason():

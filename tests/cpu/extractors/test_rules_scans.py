@@ -211,6 +211,12 @@ def test_truncated_reads_only_the_last_words_of_a_long_line():
     assert T.truncated(line)  # a dangling last word
     assert T.truncated("x " * 10 + "word")  # a long unpunctuated last line
     assert not T.truncated("The answer is B")
+    # A ":" spares a line only where a short value follows it: "Answer: <six words>" is finished,
+    # "Bob: Yes, there are good options ... during sales" (a turn cut off mid-sentence) is not.
+    assert not T.truncated("Answer: The capital of France is Paris")
+    assert not T.truncated("Label: World")
+    assert T.truncated("Bob: Yes, there are some good options but you can find good deals during sales")
+    assert T.truncated("Step 1: Calculate the total pressure of the gas using the ideal gas")
 
 
 def test_heading_claims_are_the_plain_scans_matches():

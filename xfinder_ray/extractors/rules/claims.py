@@ -317,7 +317,11 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
     if needs("option"):
         for m in _option_claims(text, low, occ):
             # "the best option is B", "My choice: B"; not "this choice is a common distractor".
-            if m.group("colon") or P.QUALIFIER_BEFORE.search(text, max(0, m.start() - 40), m.start()):
+            if (
+                m.group("colon")
+                or m.group("best")
+                or P.QUALIFIER_BEFORE.search(text, max(0, m.start() - 40), m.start())
+            ):
                 add(Claim(m.start(), m.end(), P.HEDGED if m.group("hedge") else _CONTEXT))
     if needs("weak_noun"):
         for m in _anchored_back(P.FWD_WEAK_NOUN, text, low, occ, _WEAK_NOUNS, _WEAK_LEAD, 12, _after_space):

@@ -335,6 +335,10 @@ def _last_claims(text: str, claims: list[Claim], question: str, ix: Index | None
             break
         if known_below(c, P.INITIAL):
             continue  # a hedged claim counts for nothing below
+        if (c.tier == P.WEAK and scan.best_weak is not None) or (
+            c.tier == P.INITIAL and scan.best_initial is not None
+        ):
+            continue  # only the last weak (initial) claim is read: a step-by-step chain has dozens
         parse_claim(text, c, ix, question)
         if c.status == OK and c.tier >= P.NORMAL:
             scan.chosen = c

@@ -41,9 +41,12 @@ _QUALIFIER = (
     r"(?:final|correct|corrected|right|revised|updated|true|actual|best|only|proper|overall|initial|first|"
     r"original|previous|most\s{1,3}(?:likely|appropriate|suitable|plausible|reasonable|probable|accurate)|my|our)"
 )
-# "answer to this question", "label for the text", "answer I would choose".
+# "answer to this question", "label for the text", "answer I would choose", "option that best fits
+# this description" (the relative clause qualifies the noun as "best" does: (?P<best>)).
 _NOUN_TAIL = (
     r"(?:\s{1,3}(?:to|for|of|in)\s{1,3}(?:this|the|that|your|my|each)\s{1,3}[\w-]{1,20})?"
+    r"(?:\s{1,3}that\s{1,3}(?P<best>best|most\s{1,3}(?:accurately|closely|appropriately))\s{1,3}[\w-]{1,20}"
+    r"(?:\s{1,3}[^\s.!?:]{1,30}){0,12}?)?"
     r"(?:\s{1,3}(?:that\s{1,3})?(?:I|we)\s{1,3}(?:would\s{1,3}|will\s{1,3}|'d\s{0,3}|'ll\s{0,3}|shall\s{1,3})?"
     r"(?:choose|pick|select|give|go\s{1,3}with|settle\s{1,3}on)\b)?"
 )

@@ -160,8 +160,9 @@ def truncated(text: str) -> bool:
             return True
         if len(t) <= 12 and len(words) == 1 and len(t) >= 2 and t.lower() in _DANGLING:
             return True  # cut off after its first word: "To", "The", "Let"
-        # A long unpunctuated last line is cut off; "Label: World" and "The answer is B" are not.
-        return len(words) >= 7 and ":" not in line
+        # A long unpunctuated last line is cut off; "The answer is B" and a short value after a
+        # label ("Label: World", "Answer: The capital of France is Paris") are not.
+        return len(words) >= 7 and len(line[line.rfind(":") + 1 :].split(None, 7)) >= 7
     return False
 
 
