@@ -326,3 +326,40 @@ def test_keyword_anchored_scans_equal_finditer(scan, pattern):
         assert [m.span() for m in scan(text, low, C._KEYWORDS.scan(low))] == want, text[:200]
         matched += bool(want)
     assert matched > 100, matched
+
+
+def test_prefix_gate_decides_as_the_matcher():
+    """Index.match_prefix skips building the candidate matcher where no text can start: it must
+    return what the matcher itself returns, for real answer ranges and for odd ones."""
+    from xfinder_ray.extractors.rules.candidates import index_for
+    from xfinder_ray.records import parse_answer_range
+
+    rows = [row for p in REAL for row in map(json.loads, p.read_text().splitlines())]
+    ranges = [
+        (r["key_answer_type"], r["standard_answer_range"]) for r in rows if r["key_answer_type"] != "math"
+    ]
+    rnd = random.Random(9)
+    odd = ["- x", "/&-Paris", "  Berlin", "İstanbul", "Σigma", "ßeta", "(B) twice", "", "...", "-", "é clair"]
+    for _ in range(200):
+        ranges.append(
+            ("alphabet_option", [[chr(65 + i), rnd.choice(odd + PIECES)] for i in range(rnd.randint(1, 6))])
+        )
+        ranges.append(("categorical_label", rnd.sample(odd + ["Sci/Tech", "to stay home", "World"], 3)))
+    matched = 0
+    for kat, answer_range in ranges:
+        ix = index_for(kat, parse_answer_range(answer_range, kat))
+        texts = [t for _, t in ix.items]
+        probes = ["(B).", "B. " + rnd.choice(texts), " x"] + [
+            rnd.choice([t, t.upper(), t.lower()]) + " is it" for t in texts
+        ]
+        probes += [rnd.choice(PIECES) + t for t in texts[:3]]
+        probes += [" ".join(words).upper() + "." for words, _ in (ix.prefix_re.forms if ix.prefix_re else [])]
+        for s in probes:
+            want = ix.prefix_re.match(s) if ix.prefix_re is not None else None
+            assert _hit(ix.match_prefix(s)) == _hit(want), (answer_range, s)
+            matched += want is not None
+    assert matched > 500, matched
+
+
+def _hit(h) -> tuple | None:
+    return None if h is None else (h.start(), h.end(), h.answer)

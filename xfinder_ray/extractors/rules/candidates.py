@@ -18,7 +18,8 @@ EDGE = " .,;:!?。，；：！？" + "\"'`“”‘’「」" + "*_"
 
 # Case and separators folded without changing the length, so that positions in the folded text are
 # positions in the original: whitespace and the joiners "/", "&", "-" all read as one space each.
-_FOLD = str.maketrans({c: " " for c in "\t\n\r\f\v\u00a0\u2009\u202f/&-"})
+_FOLDS_TO_SPACE = "\t\n\r\f\v\u00a0\u2009\u202f/&-"
+_FOLD = str.maketrans(dict.fromkeys(_FOLDS_TO_SPACE, " "))
 MAX_GAP = 5  # spaces allowed between two words of a candidate ("Sci - Tech", "stay  home")
 
 
@@ -57,10 +58,22 @@ class CandidateTexts:
     in microseconds, where a regex alternation of the texts took milliseconds to compile per range."""
 
     def __init__(self, forms: list[tuple[str, str]]):
-        # (words, answer), longest first, so "O(n log n)" wins over "O(n)" and "a horse" over "horse".
         folded = ((fold(f).split(), a) for f, a in forms)
-        self.forms = sorted(((w, a) for w, a in folded if w), key=lambda x: -len(" ".join(x[0])))
-        self.longest = max((len(" ".join(w)) for w, _ in self.forms), default=0)
+        self._set_forms([(w, a) for w, a in folded if w])
+
+    def _set_forms(self, forms: list[tuple[list[str], str]]) -> None:
+        # (words, answer), longest first, so "O(n log n)" wins over "O(n)" and "a horse" over "horse".
+        lengths = [len(" ".join(w)) for w, _ in forms]
+        order = sorted(range(len(forms)), key=lambda i: -lengths[i])  # stable, as sorted(forms) was
+        self.forms = [forms[i] for i in order]
+        self.longest = max(lengths, default=0)
+
+    @classmethod
+    def folded(cls, forms: list[tuple[list[str], str]]) -> CandidateTexts:
+        """From forms already folded and split: (words, answer), words non-empty."""
+        texts = cls.__new__(cls)
+        texts._set_forms(forms)
+        return texts
 
     def __bool__(self) -> bool:
         return bool(self.forms)
@@ -127,21 +140,50 @@ class Index:
         self.values = tuple(a for a, _ in items)  # letters for alphabet_option, else candidates
         self.letters = {a.upper(): a for a, _ in items} if kat == ALPHA else {}  # upper -> range's letter
 
+    # Each of the three is built on first use: a response that names its letter needs only the
+    # prefix matcher (is "B. <text>" another option's text?), and building them all cost more than
+    # reading the response.
     @cached_property
-    def _texts(self) -> tuple[dict[str, str], CandidateTexts | None, CandidateTexts | None]:
-        return _build_texts(self.kat, self.items)
+    def _aliases(self) -> list[tuple[str, str]]:  # (text, answer)
+        return _aliases(self.kat, self.items)
 
-    @property
+    @cached_property
     def own_key(self) -> dict[str, str]:  # answer -> key_of(its text)
-        return self._texts[0]
+        own: dict[str, str] = {}
+        for core, answer in self._aliases:
+            if answer not in own:
+                own[answer] = key_of(core)
+        return own
 
-    @property
+    @cached_property
+    def _prefix_forms(self) -> list[tuple[list[str], str, int]]:  # (folded words, answer, len(text))
+        folded = ((fold(core).split(), answer, len(core)) for core, answer in self._aliases)
+        return [f for f in folded if f[0]]
+
+    @cached_property
     def prefix_re(self) -> CandidateTexts | None:  # a candidate text at the start of a string
-        return self._texts[1]
+        texts = CandidateTexts.folded([(w, a) for w, a, _ in self._prefix_forms])
+        return texts if texts else None
 
-    @property
+    @cached_property
+    def _first_chars(self) -> frozenset[str]:
+        """The folded first character of each candidate text (as prefix_re's forms start)."""
+        firsts = (fold(core.lstrip(_FOLDS_TO_SPACE + " ")[:1]) for core, _ in self._aliases)
+        return frozenset(c for c in firsts if c)
+
+    def match_prefix(self, s: str) -> Hit | None:
+        """prefix_re.match(s) (None without candidate texts). A string whose first character starts
+        no candidate text is decided without building the matcher: a claimed "(B)" rarely needs it."""
+        if not s or fold(s[:1]) not in self._first_chars:
+            return None
+        return self.prefix_re.match(s) if self.prefix_re is not None else None
+
+    @cached_property
     def mention_re(self) -> CandidateTexts | None:  # candidate texts anywhere (3+ characters)
-        return self._texts[2]
+        if len(self.items) > MAX_MENTION_CANDIDATES:
+            return None
+        texts = CandidateTexts.folded([(w, a) for w, a, n in self._prefix_forms if n >= 3])
+        return texts if texts else None
 
     @cached_property
     def numeric(self) -> dict[str, tuple[str, ...]]:  # numeric_key(text) -> the options with it
@@ -188,26 +230,20 @@ def _build_index(kat: str, items: tuple[tuple[str, str], ...]) -> Index:
     return Index(kat, items)
 
 
-def _build_texts(
-    kat: str, items: tuple[tuple[str, str], ...]
-) -> tuple[dict[str, str], CandidateTexts | None, CandidateTexts | None]:
-    own_key: dict[str, str] = {}
+def _aliases(kat: str, items: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """(text, answer) for each candidate text a response may name an answer by: the texts whose
+    key_of is not empty."""
     aliases: list[tuple[str, str]] = []
     for answer, text in items:
         core = " ".join(unicodedata.normalize("NFKC", text).split()).strip(EDGE)
-        key = key_of(core)
-        if not key:
+        # key_of strips what EDGE strips: an ASCII text left non-empty has a key (no need to build it)
+        if not core or (not core.isascii() and not key_of(core)):
             continue
-        own_key.setdefault(answer, key)
         aliases.append((core, answer))
         if kat != ALPHA and core.lower().startswith("to ") and len(core) > 5:
             # SIQA-style "to stay home" is also answered as "stay home" (and vice versa, in _parse_label).
             aliases.append((core[3:], answer))
-    prefix = CandidateTexts(aliases)
-    mention = CandidateTexts(
-        [(f, a) for f, a in aliases if len(f) >= 3] if len(items) <= MAX_MENTION_CANDIDATES else []
-    )
-    return own_key, (prefix if prefix else None), (mention if mention else None)
+    return aliases
 
 
 _LETTER_MENTION = re.compile(

@@ -176,7 +176,7 @@ def _list_marker(after: str, value: str, ix: Index) -> bool:
     body = after[1:].strip()
     if len(body.split()) <= 4:
         return False
-    m = ix.prefix_re.match(body) if ix.prefix_re is not None else None
+    m = ix.match_prefix(body)
     return not (m and m.answer == value)
 
 

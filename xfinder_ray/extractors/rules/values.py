@@ -110,10 +110,9 @@ def _another(rest: str, ix: Index, value: str) -> bool:
     if not j:
         return False
     tail = rest[j.end() :]
-    if ix.prefix_re is not None:
-        m = ix.prefix_re.match(tail)
-        if m and m.answer != value:
-            return True
+    m = ix.match_prefix(tail)
+    if m and m.answer != value:
+        return True
     if ix.kat == ALPHA:
         m = _OPT_LETTER.match(tail)
         if m:
@@ -133,10 +132,10 @@ _ARTICLE = re.compile(r"(?:the|an?)\s{1,3}(?=\S)", re.I)
 def _strip_article(s: str, ix: Index) -> str:
     """ "the library" answers "library", unless a candidate itself starts with the article."""
     m = _ARTICLE.match(s)
-    if not m or ix.prefix_re is None or ix.prefix_re.match(s):
+    if not m or ix.match_prefix(s):
         return s
     rest = s[m.end() :]
-    return rest if ix.prefix_re.match(rest) else s
+    return rest if ix.match_prefix(rest) else s
 
 
 def _parse_option(s: str, ix: Index) -> tuple[str, str, str]:
@@ -148,13 +147,12 @@ def _parse_option(s: str, ix: Index) -> tuple[str, str, str]:
             return OK, ix.values[idx], s[m.end() :]
     # An option's text first: "A steel spoon" is option "a steel spoon", not letter A (but a bare
     # "B" is the letter B even where some option's text is "B", as in blood types).
-    if ix.prefix_re is not None:
-        m = ix.prefix_re.match(s)
-        if m and not (len(m.group(0)) == 1 and m.group(0).upper() in ix.letters):
-            value, rest = m.answer, s[m.end() :]
-            if _VALUE_NEG.match(rest):
-                return NEG, "", rest
-            return (AMBIG if _another(rest, ix, value) else OK), value, rest
+    m = ix.match_prefix(s)
+    if m and not (len(m.group(0)) == 1 and m.group(0).upper() in ix.letters):
+        value, rest = m.answer, s[m.end() :]
+        if _VALUE_NEG.match(rest):
+            return NEG, "", rest
+        return (AMBIG if _another(rest, ix, value) else OK), value, rest
     several = _LETTER_LIST.match(s)
     if several and several.group(1) in ix.letters:
         return AMBIG, ix.letters[several.group(1)], s[several.end() :]
@@ -172,14 +170,13 @@ def _parse_option(s: str, ix: Index) -> tuple[str, str, str]:
                 return AMBIG, value, rest
             # "B. <text of another option>" contradicts itself (as in parsing.match_candidate).
             after = rest.lstrip(" .):：、-–—(\"'")
-            if ix.prefix_re is not None:
-                mm = ix.prefix_re.match(after)
-                if mm:
-                    other = mm.answer
-                    if other != value and ix.own_key.get(value) != key_of(mm.group(0)):
-                        return AMBIG, value, rest
-                    if other == value:
-                        rest = after[mm.end() :]
+            mm = ix.match_prefix(after)
+            if mm:
+                other = mm.answer
+                if other != value and ix.own_key.get(value) != key_of(mm.group(0)):
+                    return AMBIG, value, rest
+                if other == value:
+                    rest = after[mm.end() :]
             return OK, value, rest
     # "improve his skills (option D)": the letter named later in the same line.
     m = _OPTION_WORD.search(s[:200])
@@ -235,9 +232,7 @@ def _parse_label(s: str, ix: Index) -> tuple[str, str, str]:
     if re.match(r"to\s", s, re.I):
         tries.append(s[3:].lstrip())  # "to stay home" for the candidate "stay home"
     for t in tries:
-        if ix.prefix_re is None:
-            break
-        m = ix.prefix_re.match(t)
+        m = ix.match_prefix(t)
         if not m:
             continue
         value, rest = m.answer, t[m.end() :]
@@ -272,9 +267,9 @@ def parse_choice(head: str, ix: Index) -> tuple[str, str, str]:
     s = s.strip()
     if not s:
         return JUNK, "", ""
-    if _NONE_OF.match(s) and not (ix.prefix_re is not None and ix.prefix_re.match(s)):
+    if _NONE_OF.match(s) and not ix.match_prefix(s):
         return OUT, "", s  # "the answer is (None of the provided options are correct)": a definite non-answer
-    if _NEG_START.match(s) and not (ix.prefix_re is not None and ix.prefix_re.match(s)):
+    if _NEG_START.match(s) and not ix.match_prefix(s):
         # "not A, but C" names the answer after the contrast; "not A" alone names none.
         m = _CONTRAST.search(s)
         if not m:
