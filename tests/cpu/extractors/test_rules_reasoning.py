@@ -634,6 +634,20 @@ TASK_OPTIONS = parse_answer_range(
             "G",
             "",
         ),
+        # the options all rejected after the chosen one (Phi-3-mini, Mistral-7B on MMLU-Pro)
+        (
+            "The closest option is (A), but it has incorrect values. Therefore, none of the options are correct.",
+            NVA,
+            "out_of_range",
+        ),
+        (
+            "The answer is (H) if the equation is x^2 - 7x + 10 = 0. Since it is not, none of the provided "
+            "options are correct.",
+            NVA,
+            "out_of_range",
+        ),
+        # ... not when the choice comes after the verdict
+        ("None of the options are correct, so I will choose the closest: (D).", "D", ""),
         # ... but not across a sentence: "the option that best fits the data" is the task, not a claim
         ("We need the option that best fits the data. It could be (A) or (C).", NVA, "several"),
     ],
@@ -641,6 +655,13 @@ TASK_OPTIONS = parse_answer_range(
 def test_letter_lists_and_combined_recaps(text, answer, reason):
     e = rules.extract_scored("alphabet_option", "Q?", text, TASK_OPTIONS)
     assert (e.answer, e.reason) == (answer, reason)
+
+
+def test_none_of_the_above_is_not_rejected_by_its_own_reason():
+    options = [["A", "5"], ["B", "6"], ["C", "None of the above"]]
+    said = "The answer is (C), because none of the options are correct."
+    assert rules.extract("alphabet_option", "Q?", said, options) == "C"
+    assert rules.extract("alphabet_option", "Q?", said.replace("(C)", "(B)"), options) == NVA
 
 
 def test_a_best_fitting_clause_ends_at_its_sentence():

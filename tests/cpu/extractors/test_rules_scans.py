@@ -363,3 +363,19 @@ def test_prefix_gate_decides_as_the_matcher():
 
 def _hit(h) -> tuple | None:
     return None if h is None else (h.start(), h.end(), h.answer)
+
+
+def test_part_marks_are_the_patterns_matches():
+    from xfinder_ray.extractors.rules import decide as D
+
+    rnd = random.Random(11)
+    words = ["a)", "(b)", "ii)", "(iv)", "1.", "12)", "part", "Part 2", "statement", "for", "the", "first",
+             "second", "question", "scenario", "one", "x", ".", "!", "?", ". ", "? ", "\n", "\n ", "\t", "> ", "**"]  # fmt: skip
+    texts = _generated(rnd, words, 3000) + _real_texts()
+    matched = 0
+    for text in texts:
+        for end in (len(text), rnd.randint(0, len(text)), 0, 1):
+            want = [m.start() for m in D._PART_MARK.finditer(text, 0, end)]
+            assert D._part_marks(text, end) == want, (text[:200], end)
+            matched += bool(want)
+    assert matched > 500, matched

@@ -386,6 +386,8 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
         several = _several_answers(text, claims, chosen, question, ix)
         if several is not None:
             return several
+        if _rejects_every_option(text, chosen, ix):
+            return NO_VALID_ANSWER, UNSURE, "out_of_range"
     if chosen is None:
         last_line = _last_line_over_far_weak(text, scan.best_weak, question) if ix is None else None
         if last_line is not None:
@@ -656,6 +658,43 @@ _PART_MARK = re.compile(
 )
 
 
+def _rejects_every_option(text: str, chosen: Claim, ix: Index | None) -> bool:
+    """After the chosen option, the response rejects them all ("The closest option is (A), but it has
+    incorrect values. Therefore, none of the options are correct.") -- unless the chosen option is
+    itself "None of the above"."""
+    if ix is None or not P.NONE_CORRECT.search(text, chosen.pos, chosen.pos + MENTION_WINDOW):
+        return False
+    own = dict(ix.items).get(chosen.value, "")
+    return not re.match(r"\W{0,3}(?:none|neither|no\b)", own, re.I)
+
+
+def _part_marks(text: str, end: int) -> list[int]:
+    """[m.start() for m in _PART_MARK.finditer(text, 0, end)], the pattern tried only where a match
+    can start: the text's start, a line break, a space or tab right after ".", "!" or "?" (scanned
+    position by position, the pattern cost more than the claim scans of a chain of thought)."""
+    starts = [0]
+    k = text.find("\n", 0, end)
+    while k >= 0:
+        starts.append(k)
+        k = text.find("\n", k + 1, end)
+    last = max(0, end - 1)  # a sentence end before the last position, with its space inside `end`
+    for stop in ".!?":
+        k = text.find(stop, 0, last)
+        while k >= 0:
+            if text[k + 1] in " \t":
+                starts.append(k + 1)
+            k = text.find(stop, k + 1, last)
+    marks: list[int] = []
+    last_end = 0
+    for st in sorted(set(starts)):
+        if st >= last_end:
+            m = _PART_MARK.match(text, st, end)
+            if m is not None:
+                marks.append(st)
+                last_end = m.end()
+    return marks
+
+
 def _per_part(
     text: str, claims: list[Claim], chosen: Claim, question: str, ix: Index
 ) -> tuple[str, str, str] | None:
@@ -663,7 +702,7 @@ def _per_part(
     overall choice commit to no single option."""
     if _PART_AFTER.search(text, chosen.pos, chosen.pos + 30) and _other_choice_after(text, chosen, ix):
         return NO_VALID_ANSWER, UNSURE, "multi_part"  # "the answer is (C) for part a and (F) for part b"
-    parts = [m.start() for m in _PART_MARK.finditer(text, 0, chosen.start)]
+    parts = _part_marks(text, chosen.start)
     if len(parts) < 2 or parts[-1] > chosen.start:
         return None
     earlier = []

@@ -276,6 +276,14 @@ HEDGE_ANCHORS: tuple[Anchor, ...] = (
 )
 # Doubts about the question rather than the answer: they make hedging only where the response
 # commits to nothing ("both could apply, it depends on the reader").
+# A closing verdict on the options themselves: "Therefore, none of the options are correct.",
+# "there's no correct answer among the choices". After the chosen claim it withdraws that claim
+# (a closest option named and then rejected), as an out-of-range answer would.
+NONE_CORRECT = re.compile(
+    r"\b[Nn]one\s{1,3}of\s{1,3}the\s{1,3}(?:given\s{1,3}|provided\s{1,3}|listed\s{1,3}|available\s{1,3}|answer\s{1,3})?"
+    r"(?:options|choices|answers)(?:\s{1,3}(?:provided|given|listed))?\s{1,3}(?:is|are)\s{1,3}(?:correct|right|valid)\b"
+    r"|\b[Nn]o\s{1,3}correct\s{1,3}(?:answer|option|choice)\s{1,3}(?:among|in)\s{1,3}the\s{1,3}(?:options|choices)\b"
+)
 HEDGE_QUESTION = re.compile(r"\bdepend(?:s|ing)?\s{1,3}on\b|\bambiguous\b|\bunclear\b", _I)
 CORRECTION = re.compile(
     r"\b(?:wait|actually|on\s{1,3}second\s{1,3}thought|re-?read(?:ing)?|re-?check(?:ing)?|double-?check(?:ing)?|"
