@@ -96,6 +96,16 @@ def test_structured_alpha(text, expected):
         # cut off inside the object before any answer field: only prose before it can answer
         ('{\n  "reasoning": "First 12 apples, then she eats 5, so 12 - ', NVA),
         ('She had 12 and ate 5: 12 - 5 = 7.\n\n```json\n{\n  "reasoning": "12 - 5 = ', "7"),
+        # ... a dict in code is not that object (Qwen2.5-Math-7B's scipy check, SkyThought's MATH500 logs)
+        (
+            "We check it numerically.\n```python\ncons = {'type': 'eq', 'fun': constraint}\nprint(f(x))\n```\n"
+            "```output\n2.000000000000001\n```\nThe minimum value is indeed \\(\\boxed{2}\\).",
+            "2",
+        ),
+        (
+            'p = {\n  "9th": {"males": 41.1, "females": 39.4},\n  "10th": {"males": 34.4\nSo the answer is 12.',
+            "12",
+        ),
     ],
 )
 def test_structured_math(text, expected):

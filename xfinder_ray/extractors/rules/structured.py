@@ -229,8 +229,17 @@ def is_placeholder(value: str | None) -> bool:
 
 def unanswered_object(text: str) -> int:
     """Where an opened JSON object starts that never closes (the response was cut off inside it,
-    before any answer field), or -1."""
-    m = _OBJECT_START.search(text, 0, 20_000)
-    if m is None or _OBJECT_CLOSE.search(text, m.end()):
-        return -1
-    return m.start()
+    before any answer field), or -1. A dict written in code (`cons = {'type': 'eq', 'fun': f}`,
+    `f({"a": 1})`) is not the object the prompt asked for."""
+    for n, m in enumerate(_OBJECT_START.finditer(text, 0, 20_000)):
+        if n >= 20:
+            return -1
+        line = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].rstrip()
+        if line.endswith(_CODE_BEFORE_DICT):
+            continue
+        return -1 if _OBJECT_CLOSE.search(text, m.end()) else m.start()
+    return -1
+
+
+# Before a dict on its line: an assignment, an argument, an item, a key (a nested value).
+_CODE_BEFORE_DICT = ("=", "(", "[", ",", '":', "':")
