@@ -57,23 +57,13 @@ class CandidateTexts:
     """Candidate texts matched by plain string search over folded text: built once per answer range
     in microseconds, where a regex alternation of the texts took milliseconds to compile per range."""
 
-    def __init__(self, forms: list[tuple[str, str]]):
-        folded = ((fold(f).split(), a) for f, a in forms)
-        self._set_forms([(w, a) for w, a in folded if w])
-
-    def _set_forms(self, forms: list[tuple[list[str], str]]) -> None:
-        # (words, answer), longest first, so "O(n log n)" wins over "O(n)" and "a horse" over "horse".
+    def __init__(self, forms: list[tuple[list[str], str]]):
+        """forms: (words, answer), the candidate text folded and split (words not empty)."""
+        # Longest first, so "O(n log n)" wins over "O(n)" and "a horse" over "horse".
         lengths = [len(" ".join(w)) for w, _ in forms]
-        order = sorted(range(len(forms)), key=lambda i: -lengths[i])  # stable, as sorted(forms) was
+        order = sorted(range(len(forms)), key=lambda i: -lengths[i])  # stable
         self.forms = [forms[i] for i in order]
         self.longest = max(lengths, default=0)
-
-    @classmethod
-    def folded(cls, forms: list[tuple[list[str], str]]) -> CandidateTexts:
-        """From forms already folded and split: (words, answer), words non-empty."""
-        texts = cls.__new__(cls)
-        texts._set_forms(forms)
-        return texts
 
     def __bool__(self) -> bool:
         return bool(self.forms)
@@ -140,9 +130,9 @@ class Index:
         self.values = tuple(a for a, _ in items)  # letters for alphabet_option, else candidates
         self.letters = {a.upper(): a for a, _ in items} if kat == ALPHA else {}  # upper -> range's letter
 
-    # Each of the three is built on first use: a response that names its letter needs only the
-    # prefix matcher (is "B. <text>" another option's text?), and building them all cost more than
-    # reading the response.
+    # The option texts' forms and matchers are built on first use, each on its own: most responses
+    # name a letter, which needs at most the prefix matcher (is "B. <text>" another option's text?),
+    # and building all of them for every row of a multiple-choice set cost more than reading it.
     @cached_property
     def _aliases(self) -> list[tuple[str, str]]:  # (text, answer)
         return _aliases(self.kat, self.items)
@@ -162,7 +152,7 @@ class Index:
 
     @cached_property
     def prefix_re(self) -> CandidateTexts | None:  # a candidate text at the start of a string
-        texts = CandidateTexts.folded([(w, a) for w, a, _ in self._prefix_forms])
+        texts = CandidateTexts([(w, a) for w, a, _ in self._prefix_forms])
         return texts if texts else None
 
     @cached_property
@@ -182,7 +172,7 @@ class Index:
     def mention_re(self) -> CandidateTexts | None:  # candidate texts anywhere (3+ characters)
         if len(self.items) > MAX_MENTION_CANDIDATES:
             return None
-        texts = CandidateTexts.folded([(w, a) for w, a, n in self._prefix_forms if n >= 3])
+        texts = CandidateTexts([(w, a) for w, a, n in self._prefix_forms if n >= 3])
         return texts if texts else None
 
     @cached_property

@@ -664,8 +664,10 @@ def _rejects_every_option(text: str, chosen: Claim, ix: Index | None) -> bool:
     itself "None of the above"."""
     if ix is None or not P.NONE_CORRECT.search(text, chosen.pos, chosen.pos + MENTION_WINDOW):
         return False
-    own = dict(ix.items).get(chosen.value, "")
-    return not re.match(r"\W{0,3}(?:none|neither|no\b)", own, re.I)
+    return not _NONE_OPTION.match(dict(ix.items).get(chosen.value, ""))
+
+
+_NONE_OPTION = re.compile(r"\W{0,3}(?:none|neither|no\b)", re.I)  # "None of the above", "Neither"
 
 
 def _part_marks(text: str, end: int) -> list[int]:

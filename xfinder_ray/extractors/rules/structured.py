@@ -18,6 +18,7 @@ from xfinder_ray.extractors.rules.text import lowered
 MAX_FIELDS = 50  # answer fields read per response (loops repeat the block hundreds of times)
 MAX_VALUE = 2_000  # characters a quoted value may span before it counts as unclosed
 MAX_STRICT = 20_000  # longer responses are never tried with the strict JSON parser
+MAX_OBJECT_STARTS = 20  # object starts looked at for an unanswered object (code holds many dicts)
 
 # An object the prompt asked for, opened: `{ "reasoning": ...`.
 _OBJECT_START = re.compile(r"""\{\s{0,20}["'][A-Za-z_ ]{1,30}["']\s{0,3}:""")
@@ -232,7 +233,7 @@ def unanswered_object(text: str) -> int:
     before any answer field), or -1. A dict written in code (`cons = {'type': 'eq', 'fun': f}`,
     `f({"a": 1})`) is not the object the prompt asked for."""
     for n, m in enumerate(_OBJECT_START.finditer(text, 0, 20_000)):
-        if n >= 20:
+        if n >= MAX_OBJECT_STARTS:
             return -1
         line = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].rstrip()
         if line.endswith(_CODE_BEFORE_DICT):
