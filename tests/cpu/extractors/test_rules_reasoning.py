@@ -634,6 +634,14 @@ TASK_OPTIONS = parse_answer_range(
             "G",
             "",
         ),
+        # a closest option disowned as far off (gemini-1.5 on MMLU-Pro); "different due to rounding" is not
+        (
+            "None of the options match 720. The closest is (C), but that's double the correct answer.",
+            NVA,
+            "out_of_range",
+        ),
+        ("So 157.58 kJ/kg. The closest answer is (E), but it's quite far off.", NVA, "out_of_range"),
+        ("So 2.43. The closest option is (B), but it is different due to rounding.", "B", ""),
         # the options all rejected after the chosen one (Phi-3-mini, Mistral-7B on MMLU-Pro)
         (
             "The closest option is (A), but it has incorrect values. Therefore, none of the options are correct.",

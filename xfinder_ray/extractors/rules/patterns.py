@@ -131,7 +131,11 @@ FWD_CLOSEST_ANCHORS: tuple[Anchor, ...] = ((("the",), ("closest", "nearest"), 4,
 # "(J), but the values are not correct", "which is not the right answer", "but it is not listed".
 CLOSEST_DISOWNED = re.compile(
     r"\b(?:but|which|though|although|however)\b[^\n]{0,40}?\b(?:is|are|'s)\s{1,3}(?:still\s{1,3})?not"
-    r"\s{1,3}(?:the\s{1,3})?(?:correct|right|true|valid|listed|available|among|one\s{1,3}of|an\s{1,3}option)\b",
+    r"\s{1,3}(?:the\s{1,3})?(?:correct|right|true|valid|listed|available|among|one\s{1,3}of|an\s{1,3}option)\b"
+    # "..., but that's double the correct answer", "but it's quite far off", "but this is off by an
+    # order of magnitude", "but this is still significantly different from our calculation"
+    r"|\bbut\s{1,3}(?:it|this|that)(?:'s|\s{1,3}is)\s{1,3}(?:still\s{1,3})?(?:(?:quite|very|way|much|significantly|far)"
+    r"\s{1,3}different|(?:quite\s{1,3}|very\s{1,3}|way\s{1,3})?(?:far\s{1,3}off|off\s{1,3}by)|double|twice|half|not\s{1,3}close)\b",
     _I,
 )
 CLOSEST_LINE = 200  # characters after a closest-option claim read for its disowning
