@@ -399,14 +399,14 @@ _BWD_WEAK_VERBS = ("fits", "matches", "suits", "describes")
 def _backward_correct(text: str, low: str, occ: Occurrences) -> list[re.Match[str]]:
     if not _finds_every_match(text, low):
         return list(P.BWD_CORRECT.finditer(text))
-    return _finditer_from(P.BWD_CORRECT, text, _lead_starts(text, occ, _NEEDS["correct"], _IS_ARE, 12))
+    return finditer_from(P.BWD_CORRECT, text, _lead_starts(text, occ, _NEEDS["correct"], _IS_ARE, 12))
 
 
 def _backward_weak(text: str, low: str, occ: Occurrences) -> list[re.Match[str]]:
     if not _finds_every_match(text, low):
         return list(P.BWD_WEAK.finditer(text))
     starts = _word_starts(low, occ, _BWD_WEAK_VERBS) + _lead_starts(text, occ, ("most",), _IS, 11)
-    return _finditer_from(P.BWD_WEAK, text, starts)
+    return finditer_from(P.BWD_WEAK, text, starts)
 
 
 def _heading_claims(text: str) -> list[re.Match[str]]:
@@ -420,7 +420,7 @@ def _heading_claims(text: str) -> list[re.Match[str]]:
             starts.append(line)
         end = text.find("\n", k)
         k = text.find("#", end) if end >= 0 else -1
-    return _finditer_from(P.HEADING, text, starts)
+    return finditer_from(P.HEADING, text, starts)
 
 
 def _closest_claim(text: str, m: re.Match[str]) -> Claim:
@@ -432,7 +432,8 @@ def _closest_claim(text: str, m: re.Match[str]) -> Claim:
     stop = nl if nl >= 0 else min(len(text), end + P.CLOSEST_LINE)
     if P.CLOSEST_DISOWNED.search(text, end, stop):
         return Claim(m.start(), end, P.NORMAL, status=OUT)
-    # (truncated() spares a long last line holding a ":"; here the line is the claim's own)
+    # Stricter than truncated(): the claim's own line ends the response without a closing mark,
+    # however short ("The closest is J, but maybe": truncated() spares a line under seven words).
     if not text[stop:].strip() and _BUT.search(text, end, stop) and text.rstrip()[-1:] not in _SENTENCE_END:
         return Claim(m.start(), end, P.HEDGED)
     return Claim(m.start(), end, P.NORMAL)
@@ -447,7 +448,7 @@ def _option_claims(text: str, low: str, occ: Occurrences) -> list[re.Match[str]]
     match starts at one."""
     if not _finds_every_match(text, low):
         return list(P.FWD_OPTION.finditer(text))
-    return _finditer_from(P.FWD_OPTION, text, _word_starts(low, occ, _NEEDS["option"]))
+    return finditer_from(P.FWD_OPTION, text, _word_starts(low, occ, _NEEDS["option"]))
 
 
 def _finds_every_match(text: str, low: str) -> bool:
@@ -474,14 +475,17 @@ def _lead_starts(
     return starts
 
 
-def _finditer_from(pattern: re.Pattern[str], text: str, starts: list[int]) -> list[re.Match[str]]:
-    """pattern.finditer(text) when every match of pattern starts at one of `starts`: the matches
-    there, each one only where the one before it has ended (as finditer takes them)."""
+def finditer_from(
+    pattern: re.Pattern[str], text: str, starts: list[int], endpos: int | None = None
+) -> list[re.Match[str]]:
+    """pattern.finditer(text, 0, endpos) when every match of pattern starts at one of `starts`: the
+    matches there, each one only where the one before it has ended (as finditer takes them)."""
     found: list[re.Match[str]] = []
     end = 0
+    endpos = len(text) if endpos is None else endpos
     for st in sorted(set(starts)):
         if st >= end:
-            m = pattern.match(text, st)
+            m = pattern.match(text, st, endpos)
             if m is not None:
                 found.append(m)
                 end = m.end()
@@ -504,7 +508,7 @@ def finditer_anchored(
     starts = _anchor_starts(text, anchors, pos, len(text), low, occ)
     if starts is None:
         return list(pattern.finditer(text, pos))
-    return _finditer_from(pattern, text, starts)
+    return finditer_from(pattern, text, starts)
 
 
 def search_anchored(

@@ -11,6 +11,7 @@ from xfinder_ray.extractors.rules.claims import (
     Claim,
     find_claims,
     finditer_anchored,
+    finditer_from,
     known_below,
     parse_claim,
     search_anchored,
@@ -686,15 +687,7 @@ def _part_marks(text: str, end: int) -> list[int]:
             if text[k + 1] in " \t":
                 starts.append(k + 1)
             k = text.find(stop, k + 1, last)
-    marks: list[int] = []
-    last_end = 0
-    for st in sorted(set(starts)):
-        if st >= last_end:
-            m = _PART_MARK.match(text, st, end)
-            if m is not None:
-                marks.append(st)
-                last_end = m.end()
-    return marks
+    return [m.start() for m in finditer_from(_PART_MARK, text, starts, end)]
 
 
 def _per_part(
