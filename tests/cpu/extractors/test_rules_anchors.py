@@ -32,6 +32,9 @@ SEEDS = [
     "I'm sorry, but as an AI I cannot answer.", "It could also be D, or perhaps E.", "the most likely option",
     "Now, let's recap:", "To summarize the above answers:", "\n## The answers are:\n1. B",
     "\n  =*the  answers   are :", "For the other questions,", "to each of the questions", "for all the question",
+    "so we cannot compute the answer.", "We are unable to determine the exact value", "I don't know the answer.",
+    "I do not know how to solve it", "I cannot find a valid value.", "It cannot be solved.",
+    "I'm not able to determine it", "I'm unable to solve this",
 ]  # fmt: skip
 SPACES = [" ", " ", " ", "  ", "   ", "    ", "\t", "\n", "\xa0", ""]
 PUNCT = [",", ".", "!", ":", "：", "'", "%", "?", "-", "(", ")", "_", "é", "1"]

@@ -25,6 +25,7 @@ THINK_DEV = DATA / "think_dev" / "think_dev.jsonl"
 REAL_SETS = [REASONING_DEV, MC_COT_DEV, THINK_DEV]
 REAL_SET_IDS = ["reasoning_dev", "mc_cot_dev", "think_dev"]
 
+RUNNERS = "Anna ran 10 km in 5 h, Bella 12 km in 6 h, Carla 18 km in 5 h. Which runner has the greatest average speed?"
 LOOP_MC = "Thinking. " + "The answer is (A). The answer is (C). The answer is (E). " * 6 + "The answer is"
 
 CASES = [
@@ -134,6 +135,25 @@ CASES = [
         "\\frac{dx}{dt} = kx - a",
         "",
     ),
+    # A last sentence that names the equation it states answers with the whole equation, not its
+    # right-hand side; an equation solved for a number is read for the number unless one is asked.
+    ("math", "Model the tank.", "Thus the differential equation is dy/dt = -ry + b.", "dy/dt = -ry + b", ""),
+    ("math", "Model the tank.", "So the governing equation is: dy/dt = -ry + b", "dy/dt = -ry + b", ""),
+    (
+        "math",
+        "Find the equation of the line through (0, 3) with slope 2.",
+        "Thus the equation of the line is y = 2x + 3.",
+        "y = 2x + 3",
+        "",
+    ),
+    (
+        "math",
+        "Find the equation of the circle.",
+        "The center is (1,2), radius 3, so the equation is $(x-1)^2 + (y-2)^2 = 9$.",
+        "(x-1)^2 + (y-2)^2 = 9",
+        "",
+    ),
+    ("math", "What is x?", "Thus the relation is x = 5.", "5", ""),
     # Stacked conclusion words, and a named symbol before its value.
     (
         "math",
@@ -235,6 +255,61 @@ CASES = [
         "Without more information this cannot be determined. Assuming a = 2, b = 6.",
         NVA,
         "refusal",
+    ),
+    # An answer the response calls wrong in its own sentence, or a chain that ends saying it cannot
+    # get the answer, commits to nothing; a value after the disowned one still answers.
+    (
+        "math",
+        "Q",
+        "One might guess \\boxed{7}, but that is wrong; the data do not fix it.",
+        NVA,
+        "none_found",
+    ),
+    ("math", "Q", "A first guess would be 7, but this is incorrect.", NVA, "none_found"),
+    ("math", "Q", "At first 2 + 2 = 5 seemed right, but that is wrong: 2 + 2 = 4.", "4", ""),
+    (
+        "math",
+        "Q",
+        "Let x = 3. Then 2x = 6. But x is not given, so we cannot compute the answer.",
+        NVA,
+        "refusal",
+    ),
+    ("math", "Q", "Hmm, 7 seems plausible but I am not confident. I don't know the answer.", NVA, "refusal"),
+    (
+        "math",
+        "Q",
+        "The answer is 12. Actually, that's not right, and I'm not able to determine the right one.",
+        NVA,
+        "refusal",
+    ),
+    (
+        "math",
+        "Q",
+        "Try 4: 4^2 = 16, too big. Without more data the problem cannot be solved.",
+        NVA,
+        "refusal",
+    ),
+    # ... but "we cannot find a value of c that ..." is a step of the working, not a refusal.
+    ("math", "Q", "So we cannot find a value of c that satisfies both. Hence d = 3.", "3", ""),
+    # A name the question gives is a word answer after an explicit claim; a closed thought's final
+    # part that only explains (no claim states a value) yields to the thought's answer it names.
+    ("math", RUNNERS, "We compare the speeds: 2, 2 and 3.6.\n\nSo answer: Carla.", "Carla", ""),
+    ("math", "Find the fastest runner.", "The speeds: 2, 2, 3.6.\n\nSo answer: Carla.", "2, 2, 3.6", ""),
+    (
+        "math",
+        RUNNERS,
+        "<think>\nAnna 2, Bella 2, Carla 3.6. So answer: Carla.\n</think>\n\nCarla has the greatest average "
+        "speed, as the ratios show.\n\n- Anna: 10 / 5 = 2\n- Bella: 12 / 6 = 2\n- Carla: 18 / 5 = 3.6",
+        "Carla",
+        "",
+    ),
+    (
+        "math",
+        RUNNERS,
+        "<think>\nAnna 2, Bella 2, Carla 3.6. So answer: Carla.\n</think>\n\nThe speeds are 10 / 5 = 2, "
+        "12 / 6 = 2 and 18 / 5 = 3.6.",
+        "3.6",
+        "",
     ),
     # Cut off inside display math, or after the first word.
     ("math", "Q", "Summing all terms:\n\\[\n327,600,000,000,000 + 2,8", NVA, "truncated"),

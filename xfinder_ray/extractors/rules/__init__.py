@@ -127,6 +127,16 @@ def _extract(key_answer_type: str, question: str, llm_output: str, answer_range:
         return _open_thought(_thought_tail(seg, kat), len(seg.thought), question, ix)
     final_text = prepare(seg.final, kat)
     final = _extract_part(final_text, kat, question, ix)
+    if _guessed(final, final_text, question, ix):
+        # The final part only explains ("Evelyn has the greatest average speed ... - Angela: 1.4 / 6.8
+        # = 0.21"): its last number is a guess; the thought's explicit answer, which it names, is not.
+        thought = _extract_part(_thought_tail(seg, kat), kat, question, ix)
+        if (
+            thought.confidence != UNSURE
+            and thought.answer not in (NO_VALID_ANSWER, final.answer)
+            and _names(final_text, thought.answer)
+        ):
+            return Extraction(thought.answer, UNSURE)
     if final.answer != NO_VALID_ANSWER or final.reason not in ("none_found", "truncated"):
         return _settled(final, final_text, question, ix)
     # The final part is empty or cut off before committing: the thought's last stated answer.
@@ -134,6 +144,28 @@ def _extract(key_answer_type: str, question: str, llm_output: str, answer_range:
     if thought.answer == NO_VALID_ANSWER:
         return final
     return Extraction(thought.answer, UNSURE)
+
+
+def _guessed(e: Extraction, text: str, question: str, ix) -> bool:
+    """e, read from text, is a guess: an unsure answer that is not all of text and that no claim in
+    text states (the fallback's last number of an explanation)."""
+    if e.confidence != UNSURE or e.answer == NO_VALID_ANSWER or _without_bare_decor(text) == e.answer:
+        return False
+    for c in find_claims(text, math=ix is None)[-MAX_STATED_CLAIMS:]:
+        parse_claim(text, c, ix, question)
+        if c.status == "ok":
+            return False
+    return True
+
+
+MAX_STATED_CLAIMS = 50
+
+
+def _names(text: str, answer: str) -> bool:
+    """The answer occurs in text as written (a word, "Evelyn"; a letter as "(B)" or "B)")."""
+    if len(answer) == 1:
+        return f"({answer})" in text or f"{answer})" in text
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(answer)}(?![A-Za-z0-9])", text, re.I) is not None
 
 
 def _thought_tail(seg: reasoning.Segments, kat: str) -> str:

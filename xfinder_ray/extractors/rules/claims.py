@@ -617,12 +617,23 @@ def parse_claim(text: str, c: Claim, ix: Index | None, question: str) -> None:
             word = boxed_answer(head, question) or word_answer(head)
             if word is not None:
                 c.status, c.value, rest = OK, word, ""
+        elif c.status == JUNK and c.tier >= P.NORMAL:
+            # "So answer: Evelyn." to "Which student has the greatest average speed?" (her name is in
+            # the question's figure): a word the question names answers after any explicit claim.
+            word = word_answer(head)
+            if word is not None and _named_in(word, question):
+                c.status, c.value, rest = OK, word, ""
     else:
         c.status, c.value, rest = parse_choice(head, ix)
     if c.tight and c.status == OK:
         after = rest.lstrip(" \t\"'”’)]*_")
         if after and after[0] not in ".!;\n":
             c.status, c.value = JUNK, ""
+
+
+def _named_in(word: str, question: str) -> bool:
+    """`word` (one to three words) occurs in the question as whole words, case aside."""
+    return re.search(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", question, re.I) is not None
 
 
 # Every keyword find_claims tests or walks, found in one pass (keywords.py): a word list walked with

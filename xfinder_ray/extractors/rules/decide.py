@@ -34,6 +34,7 @@ from xfinder_ray.extractors.rules.values import (
     braced,
     clean_math,
     copula_value,
+    equation_asked,
     looks_math,
     parse_choice,
     parse_math,
@@ -270,6 +271,11 @@ def _fallback_math(text: str, question: str) -> tuple[str, str]:
         # The line's last sentence with a number: "First, 3/4 = 0.75 and 1/8 = 0.125. Adding them gives 0.875."
         sentences = [x for x in P.SENT_SPLIT.split(line.strip()) if any(ch.isdigit() for ch in x)]
         line = sentences[-1].strip() if sentences else line.strip()
+        if "but" in line or "however" in line.lower():
+            disowned = P.DISOWNED.search(line)
+            # "A first guess would be 7, but this is incorrect." (not "5 is wrong, but that is 4")
+            if disowned is not None and not any(ch.isdigit() for ch in line[disowned.end() :]):
+                return NO_VALID_ANSWER, _why_none(text)
         # The response's last statement "<named quantity> is <value>": the value ("The value of
         # \\( r \\) in the polar form of \\( z = 1 + \\sqrt{3}i \\) is 2.").
         value = copula_value(line, question)
@@ -304,15 +310,45 @@ _EQUATION_WORD = re.compile(r"\b(?:equation|ODE|differential\s{1,3}equation|mode
 
 def _equation_answer(lines: list[str], question: str) -> str | None:
     """A response that ends on a standalone equation it introduced as the result ("... we obtain
-    the equation\n\ndx/dt = kx - a"), or that the question asks for, answers with the equation."""
+    the equation\n\ndx/dt = kx - a"), or that the question asks for, answers with the equation; so
+    does a last sentence that names it ("Thus the differential equation is dy/dt = -ry + b.")."""
     body = [ln for ln in lines if ln.strip()]
-    if not body or not is_formula_line(body[-1]):
+    if not body:
         return None
+    if not is_formula_line(body[-1]):
+        return _named_equation(body[-1], question)
     before = " ".join(body[-3:-1])[-200:]
     if not (_EQUATION_WORD.search(before) or _EQUATION_WORD.search(question[:MAX_QUESTION])):
         return None
     eq = body[-1].strip().strip("$").rstrip(".").strip()
     if eq.startswith("\\[") and eq.endswith("\\]"):
+        eq = eq[2:-2].strip()
+    return eq
+
+
+# A last sentence that names an equation and states it: "the (differential) equation (of the line)
+# is ...", "the governing equation: ...". The head holds no "=": "x = 5 is the relation" is not one.
+_NAMED_EQUATION = re.compile(
+    r"\b(?:equation|ODE|relation|law)s?\b[^.:=\n]{0,80}?"
+    r"(?:\s(?:is|becomes|reads)(?:\s{1,3}given\s{1,3}by)?\s{0,3}:?|:)\s{0,3}(?P<eq>[^:\n]{3,160}?)\s{0,3}$",
+    re.I,
+)
+# "x = 5", "2x = 10": an equation solved for a number, whose value the rules after this one read,
+# unless the question asks for an equation ("... the equation of the circle is (x-1)^2 + y^2 = 9").
+_NUMBER_VALUE = re.compile(r"=\s{0,3}[-+]?\d[\d,]*(?:\.\d+)?[$\s).]*$")
+
+
+def _named_equation(line: str, question: str) -> str | None:
+    sentences = [x for x in P.SENT_SPLIT.split(line.strip()) if x.strip()]
+    if not sentences or "=" not in sentences[-1]:
+        return None
+    m = _NAMED_EQUATION.search(sentences[-1].rstrip().rstrip("."))
+    if m is None or not is_formula_line(m.group("eq")):
+        return None
+    if _NUMBER_VALUE.search(m.group("eq")) and not equation_asked(question):
+        return None
+    eq = m.group("eq").strip().strip("$").strip()
+    if eq.startswith(("\\(", "\\[")) and eq.endswith(("\\)", "\\]")):
         eq = eq[2:-2].strip()
     return eq
 
@@ -486,6 +522,12 @@ def _committed(text: str, chosen: Claim, question: str, ix: Index | None) -> tup
         if n >= 50:
             break
         retraction = r
+    if retraction is None:
+        # "\\boxed{7}, but that is wrong; ...": disowned in its own sentence.
+        sentence = _SENTENCE_END.search(text, chosen.pos, chosen.pos + MAX_DISOWNED_SENTENCE)
+        retraction = P.DISOWNED.search(
+            text, chosen.pos, sentence.start() if sentence else chosen.pos + MAX_DISOWNED_SENTENCE
+        )
     if retraction is not None:
         # "The answer is 78. Wait, I made an error. ... 3 * 32 = 96 miles." The withdrawn answer
         # is replaced by what follows, or by nothing.
@@ -499,6 +541,8 @@ def _committed(text: str, chosen: Claim, question: str, ix: Index | None) -> tup
     return chosen.value, (LIKELY if chosen.tier >= P.NORMAL else UNSURE), ""
 
 
+MAX_DISOWNED_SENTENCE = 300  # characters from a claim's value to the end of its sentence, at most
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 MAX_CONCLUSION_TAIL = 200  # characters after the concluding claim's value
 MAX_CONSISTENT_CLAIMS = 50
 # Doubt around the concluding claim keeps it `likely`: "The answer is probably C", "... C, I think."

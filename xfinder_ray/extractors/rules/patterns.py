@@ -307,14 +307,20 @@ RETRACTION = re.compile(
 )
 REFUSAL = re.compile(
     r"\bI(?:'m|\s{1,3}am)\s{1,3}(?:so\s{1,3}|very\s{1,3})?sorry\b|\bI\s{1,3}apologi[sz]e\b"
-    r"|\bI\s{1,3}(?:cannot|can't|can\s{1,3}not|am\s{1,3}unable\s{1,3}to|am\s{1,3}not\s{1,3}able\s{1,3}to|"
-    r"won't|will\s{1,3}not|must\s{1,3}decline\s{1,3}to)\s{1,3}(?:provide|answer|help|assist|determine|give|make|"
-    r"comply|classify|diagnose|offer|respond|solve)\b"
+    r"|\bI(?:\s{1,3}(?:cannot|can't|can\s{1,3}not|am\s{1,3}unable\s{1,3}to|am\s{1,3}not\s{1,3}able\s{1,3}to|"
+    r"won't|will\s{1,3}not|must\s{1,3}decline\s{1,3}to)|'m\s{1,3}(?:unable|not\s{1,3}able)\s{1,3}to)\s{1,3}(?:provide|answer|help|assist|determine|give|make|"
+    r"comply|classify|diagnose|offer|respond|solve"
+    r"|find\s{1,3}(?:a|an|any|the)\s{1,3}(?:(?:valid|correct|exact|final|definitive)\s{1,3})?(?:answer|value|solution))\b"
+    # "... so we cannot compute the answer.", "we are unable to determine the exact value"
+    r"|\bwe\s{1,3}(?:cannot|can't|can\s{1,3}not|are\s{1,3}unable\s{1,3}to)\s{1,3}(?:determine|compute|calculate|find|give|provide)"
+    r"\s{1,3}(?:the|its|their)\s{1,3}(?:(?:exact|numerical|final|specific|correct)\s{1,3})?(?:answer|value|result|solution)s?"
+    r"(?=\s{0,3}(?:[.!]|$|without\b|with\s{1,3}(?:the|this|only)\b))"  # (not "the value of c that ...")
+    r"|\bI\s{1,3}(?:don't|do\s{1,3}not)\s{1,3}know\s{1,3}(?:the\s{1,3}answer|how\s{1,3}to\s{1,3}(?:solve|answer))\b"
     r"|\bas\s{1,3}an?\s{1,3}(?:ai|artificial|language\s{1,3}model|responsible|ethical|helpful)\b"
     r"|\bI(?:'m|\s{1,3}am)\s{1,3}(?:just|only)?\s{0,3}an?\s{1,3}(?:ai|language\s{1,3}model)\b"
     r"|\b(?:don't|do\s{1,3}not)\s{1,3}have\s{1,3}(?:enough|sufficient)\s{1,3}(?:context|information)\b"
     r"|\b(?:it's|it\s{1,3}is)\s{1,3}(?:impossible|not\s{1,3}possible)\s{1,3}to\s{1,3}(?:answer|determine|say|tell|know)\b"
-    r"|\bcannot\s{1,3}be\s{1,3}(?:answered|determined)(?:\s{1,3}without\b|\s{0,3}[.!]"
+    r"|\bcannot\s{1,3}be\s{1,3}(?:answered|determined|solved|computed|calculated)(?:\s{1,3}without\b|\s{0,3}[.!]"
     r"|\s{1,3}(?:from|with)\s{1,3}the\s{1,3}(?:given|information|data)\b)"
     r"|\bcould\s{1,3}you\s{1,3}(?:please\s{1,3})?(?:clarify|rephrase|provide)\b"
     r"|\b(?:don't|do\s{1,3}not)\s{1,3}understand\s{1,3}(?:what|the\s{1,3}question)\b"
@@ -353,10 +359,20 @@ UNDETERMINED = re.compile(
 DEFERRAL_WINDOW = 600  # characters at the end of the response where the offer is read
 
 
+# An answer disowned in its own sentence: "\\boxed{7}, but that is wrong", "12 -- however, this is not
+# right" (a stated value the response itself calls wrong commits to nothing).
+DISOWNED = re.compile(
+    r"[,;:]?\s{0,3}(?:--?|—)?\s{0,3}(?:but|however)\s{0,3},?\s{1,3}(?:that|this|it)(?:'s|\s{1,3}is|\s{1,3}was)\s{1,3}"
+    r"(?:wrong|incorrect|not\s{1,3}(?:right|correct|the\s{1,3}(?:right|correct)\s{1,3}answer))\b",
+    _I,
+)
 REFUSAL_ANCHORS: tuple[Anchor, ...] = (
     (("i",), ("sorry",), 4, 16, True),  # "I'm sorry" .. "I   am   very   sorry"
     # "I apologize", "I cannot", "I am unable to", "I won't", "I will not", "I must decline to"
     (("i",), ("apologi", "can", "am", "won", "will", "must"), 2, 4, True),
+    (("i",), ("unable", "not"), 4, 6, True),  # "I'm unable", "I'm not able" .. "I'm   not"
+    (("we",), ("can", "are"), 3, 5, True),  # "we cannot" .. "we   are"
+    (("i",), ("know",), 8, 15, True),  # "I don't know" .. "I   do   not   know"
     (("as",), ("ai", "artificial", "language", "responsible", "ethical", "helpful"), 5, 10, True),
     (("i",), ("ai", "language"), 6, 21, True),  # "I'm a AI" .. "I   am   just   an   AI"
     (("do",), ("enough", "sufficient"), 11, 18, True),  # "don't have enough" .. "do   not   have   enough"

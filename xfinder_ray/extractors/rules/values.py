@@ -331,7 +331,7 @@ _EQUATION_ASKED = re.compile(r"\b(?:equation|line|plane|circle|parabola|curve|el
 
 
 @functools.lru_cache(maxsize=256)
-def _equation_asked(question: str) -> bool:
+def equation_asked(question: str) -> bool:
     """The question asks for an equation (a record's claims ask this of its question again and again)."""
     return _EQUATION_ASKED.search(question) is not None
 
@@ -390,10 +390,10 @@ def clean_math(v: str, question: str) -> str:
     if "quad" in v:  # "b + 1 - e^{-a t}, \\quad t > 0": the value, not its domain
         v = _DOMAIN_QUALIFIER.sub("", v).strip()
     m = _VAR_EQ.match(v)
-    several = _assigned_values(v) if v.count("=") >= 2 and not _equation_asked(question) else None
+    several = _assigned_values(v) if v.count("=") >= 2 and not equation_asked(question) else None
     if several is not None:
         v = several  # "T(10) = 1, T(11) = 2, T(12) = 2" answers "T(10), T(11) and T(12)": 1, 2, 2
-    elif m and v.count("=") == 1 and not _equation_asked(question):
+    elif m and v.count("=") == 1 and not equation_asked(question):
         v = m.group(2).strip()  # "x = 12" answers "what is x": 12
     elif "=" in v and v.count("=") <= 4:
         parts = [x.strip() for x in v.split("=")]
