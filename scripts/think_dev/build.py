@@ -318,6 +318,8 @@ def build():
         if lab.get('note'):
             rec['note'] = lab['note']
         out.append(rec)
+    from build_math import build as build_math
+    out += build_math(len(out) + 1)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     with open(OUT_DIR / 'think_dev.jsonl', 'w') as fh:
         for rec in out:

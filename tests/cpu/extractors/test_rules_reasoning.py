@@ -111,6 +111,12 @@ CASES = [
     ("alphabet_option", "Q?", "It's impossible to answer without that context.", NVA, "refusal"),
     ("alphabet_option", "Q?", "The answer is B. Wait, actually it's C.", "C", ""),
     ("alphabet_option", "Q?", "<think>Hmm, Mars is red so the answer is C. But wait", NVA, "truncated"),
+    # "we choose (C)" answers like "I choose (C)" when the option ends its sentence; "we choose the
+    # position of the cut" or "If we choose a threshold of 6" is a step of the working.
+    ("alphabet_option", "Q?", "Both A and C fit. Therefore, we choose (C).", "C", ""),
+    ("alphabet_option", "Q?", "Both A and C fit, so we'll go with C.", "C", ""),
+    ("alphabet_option", "Q?", "The answer is (B). Then, we choose the position of the cut.", "B", ""),
+    ("alphabet_option", "Q?", "The answer is (B). If we choose a threshold of 6, group A is small.", "B", ""),
     (
         "alphabet_option",
         "Q?",

@@ -161,6 +161,8 @@ _MATH_ANSWER_NOUNS = ("answer", "predict")  # of _ANSWER_NOUNS, the ones a math 
 _VERB_STARTS = (
     "i ",
     "i'",
+    "we ",
+    "we'",
     "classify",
     "label",
     "categori",
@@ -328,6 +330,13 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
             add(Claim(m.start(), m.end(), P.HEDGED if m.group("hedge") else P.WEAK, counts_out=False))
     if needs("verb"):
         for m in _anchored(P.FWD_VERB, text, low, occ, _VERB_STARTS):
+            if low.startswith("we", m.start() + 1):
+                # "Therefore, we choose (C).": an option that ends its sentence. Not a step of the
+                # working ("we choose the position of the cut", "If we choose a threshold of 6", "we
+                # choose c = pi / 4"), and never in math.
+                if not math:
+                    add(Claim(m.start(), m.end(), _CONTEXT, counts_out=False, tight=True))
+                continue
             add(Claim(m.start(), m.end(), _CONTEXT))
     if needs("superlative"):
         for m in finditer_anchored(P.FWD_SUPERLATIVE, text, P.FWD_SUPERLATIVE_ANCHORS, low=low, occ=occ):

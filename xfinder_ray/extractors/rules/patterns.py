@@ -69,7 +69,7 @@ FWD_WEAK_NOUN = re.compile(
 
 # Verb phrases that commit to a value.
 FWD_VERB = re.compile(
-    r"\bI(?:\s{1,3}(?:would|will|shall|must|should)|'d|'ll|\s{1,3}am\s{1,3}going\s{1,3}to)?"
+    r"\b(?:I|we)(?:\s{1,3}(?:would|will|shall|must|should)|'d|'ll|\s{1,3}(?:am|are)\s{1,3}going\s{1,3}to)?"
     r"\s{1,3}(?:choose|pick|select|go\s{1,3}with|go\s{1,3}for|opt\s{1,3}for|settle\s{1,3}on)\b(?:\s{1,3}option\b)?"
     r"|\b(?:classify|label|categori[sz]e|tag|mark)\s{1,3}(?:it|this|that|them|the\s{1,3}[\w-]{1,20})\s{1,3}as\b"
     r"|\bI(?:'m|\s{1,3}am)\s{1,3}going\s{1,3}(?:with|for)\b"
