@@ -82,6 +82,15 @@ CASES = [
         "5",
         "",
     ),
+    # ... also for a unit with a slash ("km/h", "m/s")
+    (
+        "math",
+        "What is its speed in km/h?",
+        "So it is \\boxed{20 \\text{ m/s}} or \\boxed{72 \\text{ km/h}}.",
+        "72",
+        "",
+    ),
+    ("math", "What is its speed in m/s?", "So it is \\boxed{20 m/s} or \\boxed{72 km/h}.", "20", ""),
     ("math", "What is 3/4+1/8?", "First, 3/4 = 0.75 and 1/8 = 0.125. Adding them gives 0.875.", "0.875", ""),
     ("math", "lcm?", "We get " + "= 232792560 " * 40, NVA, "loop"),
     ("math", "Find f.", "Thus\n\\[\n\\boxed{f(t) = 2t + 1}\n\\]", "2t + 1", ""),

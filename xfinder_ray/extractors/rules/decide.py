@@ -656,7 +656,7 @@ def _asks_several(line: str) -> bool:
 
 _OR = re.compile(r"\bor\b|\bequivalently\b|/", re.I)
 _UNIT_WORD = re.compile(
-    r"\\(?:text|mathrm|mbox)\s{0,3}\{\s{0,3}([A-Za-z][A-Za-z .]{0,30})\}|([A-Za-z]{1,20})\s{0,3}$"
+    r"\\(?:text|mathrm|mbox)\s{0,3}\{\s{0,3}([A-Za-z][A-Za-z ./]{0,30})\}|([A-Za-z]{1,20}(?:/[A-Za-z]{1,10})?)\s{0,3}$"
 )
 
 

@@ -315,7 +315,7 @@ _MATH_END = re.compile(
 )
 _CURRENCY = re.compile(r"\$\s?\d[\d,]*(?:\.\d+)?(?![\d$])")
 _TRAIL_UNIT_CMD = re.compile(
-    r"(?<=[\d}])\s{0,3}\\(?:text|mbox|mathrm|textrm)\s{0,3}\{\s{0,3}[A-Za-z][A-Za-z .]{0,30}\}$"
+    r"(?<=[\d}])\s{0,3}\\(?:text|mbox|mathrm|textrm)\s{0,3}\{\s{0,3}[A-Za-z][A-Za-z ./]{0,30}\}$"
 )
 # "x = 12", "x_1 = 3", "f(t) = ...", "MRS(X, Y) = ...": a name (a function's, with its arguments) and its value.
 _DOMAIN_QUALIFIER = re.compile(r"\s{0,3},?\s{0,3}\\q?quad\b.{0,80}$", re.S)
@@ -338,7 +338,7 @@ def equation_asked(question: str) -> bool:
 
 _NUM_UNITS = re.compile(
     r"^([-+−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s{0,3}/\s{0,3}\d+)?\s{0,2}%?)\s{0,3}"
-    r"((?:[A-Za-z][A-Za-z.'’-]{0,20}(?:\^\d)?)(?:\s{1,3}[A-Za-z][A-Za-z.'’-]{0,20}(?:\^\d)?){0,3})$"
+    r"((?:[A-Za-z][A-Za-z.'’-]{0,20}(?:/[A-Za-z]{1,6})?(?:\^\d)?)(?:\s{1,3}[A-Za-z][A-Za-z.'’-]{0,20}(?:\^\d)?){0,3})$"
 )
 NUM = re.compile(r"[-+−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)")
 # A math value inside prose: a \frac, a $...$ span, or a number (with a fraction bar or a percent).
