@@ -326,6 +326,32 @@ CASES = [
         "3.6",
         "",
     ),
+    # A problem the response invents after its answer, without a header, and starts to solve is not
+    # answered by it (a base model's continuation); the actual question restated is not invented.
+    (
+        "math",
+        "Let x, y be positive reals with xy = 4. Find the minimum of x + y.",
+        "By AM-GM, x + y >= 2 sqrt(xy) = 4.\n\nTherefore, the minimum value is \\boxed{4}.\n\n"
+        "Given the function $f(x) = \\sin 2x$, where $x$ is real.\n1. Find the smallest positive period of f.\n"
+        "Let's solve the problem step-by-step.\n\nThe period is \\boxed{\\pi}.",
+        "4",
+        "",
+    ),
+    (
+        "math",
+        "Given the function $f(x) = x^2$, find f(3).",
+        "We evaluate at 3.\n\nSo the value is \\boxed{9}.\n\nGiven the function $f(x) = x^2$, find f(3).\n"
+        "Let's solve it again step by step: f(3) = 9, so \\boxed{9}.",
+        "9",
+        "",
+    ),
+    (
+        "alphabet_option",
+        "Q?",
+        "For question 1 the answer is (B). For question 2 the answer is (D).",
+        NVA,
+        "multi_part",
+    ),
     # Cut off inside display math, or after the first word.
     ("math", "Q", "Summing all terms:\n\\[\n327,600,000,000,000 + 2,8", NVA, "truncated"),
     ("math", "Q", "$$\n7,811,528 \\times 42,361,604 = 330", NVA, "truncated"),

@@ -86,6 +86,31 @@ def _cut_continuation(
     return text, claims
 
 
+# A new problem posed without a header after the answer, and its solution begun: "\\boxed{16}\n\nGiven
+# the function $f(x)=...$.\n1. Find the smallest positive period ...\nLet's solve the problem
+# step-by-step ..." (Qwen2.5-Math-7B, a base model, goes on to invent and solve problems).
+_INVENTED_PROBLEM = re.compile(
+    r"\n\n(?=(?:Given|Let|Suppose|Consider|If|In|A|An|The|There|Find|Determine|Calculate|Compute|What|How)\b)"
+    r"(?P<problem>[^\n]{15,600}(?:\n[^\n]{0,400}){0,4}?)"
+    r"\n+(?=(?:Let's|Let\s{1,3}us|To\s{1,3}solve|We)\b[^\n]{0,40}\b(?:solve|step|break|approach))"
+)
+_TASK_WORD = re.compile(r"\b(?:find|determine|calculate|compute|what|how\s{1,3}many|prove|show)\b", re.I)
+
+
+def _cut_invented_problem(text: str, claims: list[Claim], question: str) -> tuple[str, list[Claim]]:
+    """Cut an invented follow-up problem (see _INVENTED_PROBLEM) after the response's first box."""
+    first_box = next((c for c in claims if c.tier == P.STRONG and text.startswith("\\boxed", c.start)), None)
+    if first_box is None:
+        return text, claims
+    m = _INVENTED_PROBLEM.search(text, first_box.start)
+    if m is None or not _TASK_WORD.search(m.group("problem")):
+        return text, claims
+    snippet = normalize_text(m.group("problem")[:80])
+    if snippet in normalize_text(question[:MAX_QUESTION]):
+        return text, claims  # the actual question, restated before its solution
+    return _cut_at(text, claims, m.start())
+
+
 def _cut_at(text: str, claims: list[Claim], cut: int) -> tuple[str, list[Claim]]:
     """text up to `cut` and the claims that start before it; a claim whose value window reached past
     the cut is parsed again against the cut text."""
@@ -407,6 +432,10 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
     """
     claims = find_claims(text, math=ix is None)
     text, claims = _cut_continuation(text, claims, question, ix)
+    answered_len = len(text)
+    if ix is None:
+        text, claims = _cut_invented_problem(text, claims, question)
+    went_on = len(text) < answered_len  # a response that went on to invent a problem: never certain
     text, claims = _cut_recap(text, claims, question, ix)
     recap_at = cut_trailing_recap(text, question, ix)
     if recap_at is not None:
@@ -438,7 +467,12 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
             chosen = scan.best_initial
     if chosen is not None:
         answer, confidence, why = _committed(text, chosen, question, ix)
-        if confidence == LIKELY and recap_at is None and _concludes(text, claims, chosen, question, ix):
+        if (
+            confidence == LIKELY
+            and recap_at is None
+            and not went_on
+            and _concludes(text, claims, chosen, question, ix)
+        ):
             confidence = CERTAIN  # (a cut recap contradicted the answer: never certain)
         if confidence == UNSURE and answer != NO_VALID_ANSWER:
             undone = _left_undone(text)
@@ -697,7 +731,7 @@ def _other_choice_after(text: str, chosen: Claim, ix: Index) -> bool:
 _PART_MARK = re.compile(
     r"(?:^|\n)[ \t]{0,3}\d{1,2}[.)][ \t]"  # a numbered list item at a line start
     r"|(?:^|\n|(?<=[.!?])[ \t]{1,3})[ \t>*#]{0,6}(?:\(?[a-h]\)|\(?(?:i|ii|iii|iv|v|vi)\)|\([1-6]\)"
-    r"|(?:for\s{1,3})?(?:part|statement)\s{1,3}(?:\(?[a-h1-6]\)?|one|two|three)\b"
+    r"|(?:for\s{1,3})?(?:part|statement|question)\s{1,3}(?:\(?[a-h1-6]\)?|one|two|three)\b"
     r"|(?:for\s{1,3})?the\s{1,3}(?:first|second|third)\s{1,3}(?:part|question|statement|scenario)\b)",
     re.I,
 )
