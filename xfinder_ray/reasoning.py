@@ -10,6 +10,9 @@ Marker families in use (docs/rules.md, "Reasoning output"):
     harmony   <|channel|>analysis<|message|> ... <|channel|>final<|message|> final   (gpt-oss; also
               the text rendering with the special tokens dropped: "analysis... assistantfinal ...")
     tags      <reasoning> ... </reasoning> <answer> final </answer>   (or the answer tag alone)
+    thinking  <thinking> ... </thinking> final
+    seed      <seed:think> ... </seed:think> final   (ByteDance Seed-OSS)
+    magistral [THINK] ... [/THINK] final   (Mistral's Magistral; the opening tag starts the response)
 
 `state` says how the thought ended: "none" (no markers: plain output), "closed" (the thought ended and
 the final part follows), "open" (the response stops inside the thought: cut off at the token cap, or
@@ -33,7 +36,7 @@ class Segments:
     thought: str  # the reasoning ("" without markers)
     final: str  # what follows the thought: the whole text without markers, "" when still open
     state: str  # none | closed | open
-    family: str  # think | kimi | sky | harmony | tags | "" (no markers)
+    family: str  # think | kimi | sky | harmony | tags | thinking | seed | magistral | "" (no markers)
 
 
 # (family, thought opener, thought closer, final opener, final closer); the openers may be absent
@@ -43,7 +46,12 @@ _PAIRED = (
     ("kimi", "◁think▷", "◁/think▷", "", ""),
     ("sky", "<|begin_of_thought|>", "<|end_of_thought|>", "<|begin_of_solution|>", "<|end_of_solution|>"),
     ("tags", "<reasoning>", "</reasoning>", "<answer>", "</answer>"),
+    ("thinking", "<thinking>", "</thinking>", "", ""),
+    ("seed", "<seed:think>", "</seed:think>", "", ""),
 )
+# Magistral's markers hold no "<": looked for only where the response starts with its opening tag
+# (the model writes it), so other responses pay one short test, not a scan.
+_BRACKET_OPEN, _BRACKET_CLOSE = "[THINK]", "[/THINK]"
 _HARMONY_FINAL = ("<|channel|>final<|message|>", "<|channel|>final <|constrain|>", "assistantfinal")
 _HARMONY_ANALYSIS = ("<|channel|>analysis<|message|>", "<|channel|>analysis", "analysis<|message|>")
 _HARMONY_END = ("<|return|>", "<|end|>", "<|call|>")
@@ -51,6 +59,8 @@ _HARMONY_END = ("<|return|>", "<|end|>", "<|call|>")
 
 def segment(text: str) -> Segments:
     """Split `text` into its thought and final part (see the module docstring)."""
+    if text[:16].lstrip().startswith(_BRACKET_OPEN):
+        return _bracketed(text)
     if "<" not in text and "◁" not in text and "assistantfinal" not in text:
         return Segments("", text, NONE, "")  # the common case: no marker can be present
     markers = _Markers(text)
@@ -154,6 +164,15 @@ _ALL_MARKERS = (
 _MARKERS_AT_LT = tuple(m for m in _ALL_MARKERS if m.startswith("<"))
 _MARKERS_BEFORE_LT = tuple((m, m.find("<")) for m in _ALL_MARKERS if m.find("<") > 0)
 _MARKERS_WITHOUT_LT = tuple(m for m in _ALL_MARKERS if "<" not in m)
+
+
+def _bracketed(text: str) -> Segments:
+    """[THINK] ... [/THINK] final (Magistral); no closing tag: still inside the thought."""
+    start = text.find(_BRACKET_OPEN) + len(_BRACKET_OPEN)
+    close = text.find(_BRACKET_CLOSE, start)
+    if close < 0:
+        return Segments(text[start:], "", OPEN, "magistral")
+    return Segments(text[start:close], text[close + len(_BRACKET_CLOSE) :], CLOSED, "magistral")
 
 
 def _answer_tag(text: str, markers: _Markers) -> Segments:

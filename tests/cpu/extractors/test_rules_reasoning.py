@@ -843,6 +843,11 @@ def test_segment_families():
     s = reasoning.segment("<reasoning>r</reasoning><answer>42</answer>")
     assert (s.thought, s.final) == ("r", "42")
     assert reasoning.segment("plain text").state == "none"
+    assert reasoning.segment("<thinking>a</thinking>b") == reasoning.Segments("a", "b", "closed", "thinking")
+    assert reasoning.segment("<seed:think>a</seed:think>b") == reasoning.Segments("a", "b", "closed", "seed")
+    assert reasoning.segment("[THINK]a[/THINK]b") == reasoning.Segments("a", "b", "closed", "magistral")
+    assert reasoning.segment("\n[THINK]a b c").state == "open"
+    assert reasoning.segment("The tag [THINK] in prose.").state == "none"
     assert reasoning.segment("analysis The user asks. assistantfinal B").final == " B"
 
 

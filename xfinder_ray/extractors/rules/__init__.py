@@ -44,7 +44,7 @@ from xfinder_ray.extractors.rules.decide import (
     restricted_answer,
 )
 from xfinder_ray.extractors.rules.text import MAX_QUESTION, cut_at_stop, prepare, trailing_loop, truncated
-from xfinder_ray.extractors.rules.values import resolve_value
+from xfinder_ray.extractors.rules.values import OK, resolve_value
 from xfinder_ray.parsing import is_no_valid_answer, normalize_text
 from xfinder_ray.records import NO_VALID_ANSWER, AnswerRange
 
@@ -153,7 +153,7 @@ def _guessed(e: Extraction, text: str, question: str, ix) -> bool:
         return False
     for c in find_claims(text, math=ix is None)[-MAX_STATED_CLAIMS:]:
         parse_claim(text, c, ix, question)
-        if c.status == "ok":
+        if c.status == OK:
             return False
     return True
 
@@ -162,8 +162,8 @@ MAX_STATED_CLAIMS = 50
 
 
 def _names(text: str, answer: str) -> bool:
-    """The answer occurs in text as written (a word, "Evelyn"; a letter as "(B)" or "B)")."""
-    if len(answer) == 1:
+    """The answer occurs in text as written (a word, "Evelyn", a number; an option letter as "(B)" or "B)")."""
+    if len(answer) == 1 and answer.isupper():
         return f"({answer})" in text or f"{answer})" in text
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(answer)}(?![A-Za-z0-9])", text, re.I) is not None
 

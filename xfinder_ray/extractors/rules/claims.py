@@ -443,12 +443,12 @@ def _closest_claim(text: str, m: re.Match[str]) -> Claim:
         return Claim(m.start(), end, P.NORMAL, status=OUT)
     # Stricter than truncated(): the claim's own line ends the response without a closing mark,
     # however short ("The closest is J, but maybe": truncated() spares a line under seven words).
-    if not text[stop:].strip() and _BUT.search(text, end, stop) and text.rstrip()[-1:] not in _SENTENCE_END:
+    if not text[stop:].strip() and _BUT.search(text, end, stop) and text.rstrip()[-1:] not in _CLOSING_MARKS:
         return Claim(m.start(), end, P.HEDGED)
     return Claim(m.start(), end, P.NORMAL)
 
 
-_SENTENCE_END = tuple(".!?)]\"'*`$")
+_CLOSING_MARKS = tuple(".!?)]\"'*`$")
 _BUT = re.compile(r",\s{0,3}(?:but|however|although|though)\b", re.I)
 
 

@@ -31,6 +31,7 @@ from xfinder_ray.extractors.rules.values import (
     NUM,
     OK,
     OUT,
+    SENTENCE_END,
     braced,
     clean_math,
     copula_value,
@@ -296,7 +297,8 @@ def _fallback_math(text: str, question: str) -> tuple[str, str]:
         # The line's last sentence with a number: "First, 3/4 = 0.75 and 1/8 = 0.125. Adding them gives 0.875."
         sentences = [x for x in P.SENT_SPLIT.split(line.strip()) if any(ch.isdigit() for ch in x)]
         line = sentences[-1].strip() if sentences else line.strip()
-        if "but" in line or "however" in line.lower():
+        low = line.lower()
+        if "but" in low or "however" in low:
             disowned = P.DISOWNED.search(line)
             # "A first guess would be 7, but this is incorrect." (not "5 is wrong, but that is 4")
             if disowned is not None and not any(ch.isdigit() for ch in line[disowned.end() :]):
@@ -558,7 +560,7 @@ def _committed(text: str, chosen: Claim, question: str, ix: Index | None) -> tup
         retraction = r
     if retraction is None:
         # "\\boxed{7}, but that is wrong; ...": disowned in its own sentence.
-        sentence = _SENTENCE_END.search(text, chosen.pos, chosen.pos + MAX_DISOWNED_SENTENCE)
+        sentence = SENTENCE_END.search(text, chosen.pos, chosen.pos + MAX_DISOWNED_SENTENCE)
         retraction = P.DISOWNED.search(
             text, chosen.pos, sentence.start() if sentence else chosen.pos + MAX_DISOWNED_SENTENCE
         )
@@ -576,7 +578,6 @@ def _committed(text: str, chosen: Claim, question: str, ix: Index | None) -> tup
 
 
 MAX_DISOWNED_SENTENCE = 300  # characters from a claim's value to the end of its sentence, at most
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 MAX_CONCLUSION_TAIL = 200  # characters after the concluding claim's value
 MAX_CONSISTENT_CLAIMS = 50
 # Doubt around the concluding claim keeps it `likely`: "The answer is probably C", "... C, I think."

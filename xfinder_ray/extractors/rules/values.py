@@ -562,7 +562,7 @@ def parse_math(head: str, question: str, final: bool = False) -> tuple[str, str,
 def _final_copula(s: str, question: str) -> tuple[str, str, str] | None:
     """(OK, value, rest) of s's first sentence read as "<named quantity> is <value>.", or None; the
     sentence must be finished (".", "!") and not negated."""
-    end = _SENTENCE_END.search(s)
+    end = SENTENCE_END.search(s)
     if end is None or end.group() not in ".!":
         return None
     sentence = s[: end.start()]
@@ -573,7 +573,7 @@ def _final_copula(s: str, question: str) -> tuple[str, str, str] | None:
 # After a symbol, words that name it rather than join another clause ("\\(\\frac92\\) expressed as a
 # decimal is 4.5"; not "$7$ and the remainder is $3$").
 _NAMING_VERB = re.compile(r"\s{1,3}(?!(?:and|or|but|which|so|while|with|since|because|if)\b)[a-z]{2,20}\b")
-_SENTENCE_END = re.compile(r"\.(?=\s|$)|\n|[!?](?=\s|$)")
+SENTENCE_END = re.compile(r"\.(?=\s|$)|\n|[!?](?=\s|$)")
 
 
 _LAST_COPULA = re.compile(
