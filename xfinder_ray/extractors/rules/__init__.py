@@ -35,6 +35,7 @@ from xfinder_ray.extractors.rules.candidates import ALPHA, MATH, index_for
 from xfinder_ray.extractors.rules.claims import find_claims, known_below, parse_claim
 from xfinder_ray.extractors.rules.decide import (
     CERTAIN,
+    FINAL_STATEMENT_WINDOW,
     LIKELY,
     UNSURE,
     claim_values,
@@ -129,14 +130,12 @@ def _extract(key_answer_type: str, question: str, llm_output: str, answer_range:
     final = _extract_part(final_text, kat, question, ix)
     if _guessed(final, final_text, question, ix):
         # The final part only explains ("Evelyn has the greatest average speed ... - Angela: 1.4 / 6.8
-        # = 0.21"): its last number is a guess; the thought's explicit answer, which it names, is not.
-        thought = _extract_part(_thought_tail(seg, kat), kat, question, ix)
-        if (
-            thought.confidence != UNSURE
-            and thought.answer not in (NO_VALID_ANSWER, final.answer)
-            and _names(final_text, thought.answer)
-        ):
-            return Extraction(thought.answer, UNSURE)
+        # = 0.21"): its last number is a guess; the explicit answer that ends the thought ("So
+        # answer: Evelyn."), which the final part names, is not.
+        end = prepare(reasoning.tail(seg.thought, FINAL_STATEMENT_WINDOW), kat)
+        stated = decide_final_statement(end, question, ix, explicit=True)
+        if stated is not None and stated != final.answer and _names(final_text, stated):
+            return Extraction(stated, UNSURE)
     if final.answer != NO_VALID_ANSWER or final.reason not in ("none_found", "truncated"):
         return _settled(final, final_text, question, ix)
     # The final part is empty or cut off before committing: the thought's last stated answer.

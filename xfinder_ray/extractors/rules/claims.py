@@ -172,6 +172,7 @@ _VERB_STARTS = (
     "is classified",
     "be classified",
 )
+_VERB_STARTS_MATH = tuple(w for w in _VERB_STARTS if not w.startswith("we"))
 _CONCLUDE_STARTS = ("so", "thus", "therefore", "hence", "then")
 
 
@@ -329,13 +330,12 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
         for m in _anchored_back(P.FWD_WEAK_NOUN, text, low, occ, _WEAK_NOUNS, _WEAK_LEAD, 12, _after_space):
             add(Claim(m.start(), m.end(), P.HEDGED if m.group("hedge") else P.WEAK, counts_out=False))
     if needs("verb"):
-        for m in _anchored(P.FWD_VERB, text, low, occ, _VERB_STARTS):
+        for m in _anchored(P.FWD_VERB, text, low, occ, _VERB_STARTS_MATH if math else _VERB_STARTS):
             if low.startswith("we", m.start() + 1):
                 # "Therefore, we choose (C).": an option that ends its sentence. Not a step of the
-                # working ("we choose the position of the cut", "If we choose a threshold of 6", "we
-                # choose c = pi / 4"), and never in math.
-                if not math:
-                    add(Claim(m.start(), m.end(), _CONTEXT, counts_out=False, tight=True))
+                # working ("we choose the position of the cut", "If we choose a threshold of 6"); in
+                # math never looked for ("we choose n = 5").
+                add(Claim(m.start(), m.end(), _CONTEXT, counts_out=False, tight=True))
                 continue
             add(Claim(m.start(), m.end(), _CONTEXT))
     if needs("superlative"):
