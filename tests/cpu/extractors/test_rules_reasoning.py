@@ -120,6 +120,19 @@ CASES = [
     ("alphabet_option", "Q?", "It's impossible to answer without that context.", NVA, "refusal"),
     ("alphabet_option", "Q?", "The answer is B. Wait, actually it's C.", "C", ""),
     ("alphabet_option", "Q?", "<think>Hmm, Mars is red so the answer is C. But wait", NVA, "truncated"),
+    # Several options boxed in one statement: several answers, or alternatives when joined by "or";
+    # the same option boxed twice, or a later box in its own paragraph, is one answer.
+    ("alphabet_option", "Q?", "Both fit: \\boxed{C} and \\boxed{D}", NVA, "several"),
+    ("alphabet_option", "Q?", "The answer is \\boxed{C} or \\boxed{D}.", NVA, "hedged"),
+    ("alphabet_option", "Q?", "\\boxed{C}\n\nSo the final answer is \\boxed{C}.", "C", ""),
+    ("alphabet_option", "Q?", "First \\boxed{B}.\n\nWait, no: the final answer is \\boxed{D}.", "D", ""),
+    (
+        "alphabet_option",
+        "Q?",
+        "The roots are \\boxed{C} and \\boxed{D}. The first is repeated, hence the one we seek is \\boxed{C}.",
+        "C",
+        "",
+    ),
     # "we choose (C)" answers like "I choose (C)" when the option ends its sentence; "we choose the
     # position of the cut" or "If we choose a threshold of 6" is a step of the working.
     ("alphabet_option", "Q?", "Both A and C fit. Therefore, we choose (C).", "C", ""),

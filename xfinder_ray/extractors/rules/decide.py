@@ -625,12 +625,14 @@ def _several_answers(
     one quantity in two units -> the asked unit), or per-part choices (multi_part). None: one answer."""
     if ix is None:
         return _math_boxes(text, claims, chosen, question)
-    return _per_part(text, claims, chosen, question, ix)
+    return _choice_boxes(text, claims, chosen, question, ix) or _per_part(text, claims, chosen, question, ix)
 
 
-def _math_boxes(text: str, claims: list[Claim], chosen: Claim, question: str) -> tuple[str, str, str] | None:
+def _box_chain(text: str, claims: list[Claim], chosen: Claim, question: str, ix: Index | None) -> list[Claim]:
+    """The boxes of the chosen box's statement: those just before it (at most MAX_BOX_GAP characters
+    apart, same paragraph), parsed, with a value."""
     if not text.startswith(("\\boxed", "\\fbox"), chosen.start):
-        return None
+        return []
     boxes = [c for c in claims if c.start <= chosen.start and text.startswith(("\\boxed", "\\fbox"), c.start)]
     chain = [chosen]
     for c in reversed(boxes[-MAX_BOXES:-1]):
@@ -639,18 +641,43 @@ def _math_boxes(text: str, claims: list[Claim], chosen: Claim, question: str) ->
             break
         chain.insert(0, c)
     for c in chain:
-        parse_claim(text, c, None, question)
-    chain = [c for c in chain if c.status == OK]
+        parse_claim(text, c, ix, question)
+    return [c for c in chain if c.status == OK]
+
+
+def _box_joins(text: str, chain: list[Claim]) -> list[str]:
+    return [text[a.start + _box_len(text, a) : b.start] for a, b in zip(chain, chain[1:], strict=False)]
+
+
+def _math_boxes(text: str, claims: list[Claim], chosen: Claim, question: str) -> tuple[str, str, str] | None:
+    chain = _box_chain(text, claims, chosen, question, None)
     values = list(dict.fromkeys(c.value for c in chain))
     if len(values) < 2:
         return None
-    joins = [text[a.start + _box_len(text, a) : b.start] for a, b in zip(chain, chain[1:], strict=False)]
-    if any(_OR.search(j) for j in joins):
+    if any(_OR.search(j) for j in _box_joins(text, chain)):
         unit = _asked_unit(chain, text, question)
         if unit is not None:
             return unit, UNSURE, ""
         return NO_VALID_ANSWER, UNSURE, "hedged"
     return _in_question_order(chain, text, question), UNSURE, ""
+
+
+def _choice_boxes(
+    text: str, claims: list[Claim], chosen: Claim, question: str, ix: Index
+) -> tuple[str, str, str] | None:
+    """Several options boxed in one sentence ("\\boxed{C} and \\boxed{D}"): several answers, or
+    alternatives when joined by "or". A box in a sentence of its own picks one ("the roots are
+    \\boxed{-1} and \\boxed{1}. ... hence the real root we seek is \\boxed{-1}.")."""
+    chain = _box_chain(text, claims, chosen, question, ix)
+    joins = _box_joins(text, chain)
+    k = len(chain) - 1  # the chosen box and those before it in its sentence
+    while k > 0 and not SENTENCE_END.search(joins[k - 1]):
+        k -= 1
+    chain, joins = chain[k:], joins[k:]
+    if len({c.value for c in chain}) < 2:
+        return None
+    hedged = any(_OR.search(j) for j in joins)
+    return NO_VALID_ANSWER, UNSURE, "hedged" if hedged else "several"
 
 
 _LABEL_WORD = re.compile(r"[A-Za-z]{3,}(?:\s{1,3}\d{1,2})?")
