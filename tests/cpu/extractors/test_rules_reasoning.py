@@ -120,6 +120,22 @@ CASES = [
     ("alphabet_option", "Q?", "It's impossible to answer without that context.", NVA, "refusal"),
     ("alphabet_option", "Q?", "The answer is B. Wait, actually it's C.", "C", ""),
     ("alphabet_option", "Q?", "<think>Hmm, Mars is red so the answer is C. But wait", NVA, "truncated"),
+    # "either ... or" about what is wrong with the other options hedges nothing; about two options it does.
+    (
+        "alphabet_option",
+        "Q?",
+        "The correct answer is (I). Other options are either incorrect or not the main point, e.g. (B), (C).",
+        "I",
+        "",
+    ),
+    (
+        "alphabet_option",
+        "Q?",
+        "The answer is (C). The others, (A) and (B), either misstate the rule or ignore the risk.",
+        "C",
+        "",
+    ),
+    ("alphabet_option", "Q?", "The answer is (B), but it is either (B) or (C), hard to say.", NVA, "hedged"),
     # Several options boxed in one statement: several answers, or alternatives when joined by "or";
     # the same option boxed twice, or a later box in its own paragraph, is one answer.
     ("alphabet_option", "Q?", "Both fit: \\boxed{C} and \\boxed{D}", NVA, "several"),

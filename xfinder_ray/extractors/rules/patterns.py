@@ -243,7 +243,10 @@ HEDGE = re.compile(
     r"equally\s{1,3}|well\s{1,3})?be\b"
     r"|\b(?:could|might|may)\s{1,3}also\s{1,3}be\b"
     r"|\bmaybe\b|\bperhaps\b|\bor\s{1,3}possibly\b|\byes\s{1,3}and\s{1,3}no\b"
-    r"|\beither\b(?=[^.\n]{0,80}\bor\b)"
+    # (not the other options "are either incorrect or not the primary differences", "either misstate
+    # ... or ignore ...": what is wrong with them, not two answers)
+    r"|\beither\b(?!\s{1,3}(?:incorrect|wrong|false|not|irrelevant|unrelated|invalid|inaccurate|misleading"
+    r"|partially|too|less|misstate|ignore|overstate|understate|contradict|fail)\b)(?=[^.\n]{0,80}\bor\b)"
     r"|\bnot\s{1,3}(?:entirely\s{1,3}|completely\s{1,3}|totally\s{1,3}|quite\s{1,3}|100%\s{1,3}|really\s{1,3})?"
     r"(?:sure|certain)\b|\bunsure\b|\btorn\s{1,3}between\b"
     r"|\bhard\s{1,3}to\s{1,3}(?:decide|say|tell|choose|determine|pick)\b"
