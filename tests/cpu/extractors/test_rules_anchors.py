@@ -34,7 +34,8 @@ SEEDS = [
     "\n  =*the  answers   are :", "For the other questions,", "to each of the questions", "for all the question",
     "so we cannot compute the answer.", "We are unable to determine the exact value", "I don't know the answer.",
     "I do not know how to solve it", "I cannot find a valid value.", "It cannot be solved.",
-    "I'm not able to determine it", "I'm unable to solve this",
+    "I'm not able to determine it", "I'm unable to solve this", "so we cannot proceed as intended",
+    "which lies  beyond the data given", "It is beyond information provided",
 ]  # fmt: skip
 SPACES = [" ", " ", " ", "  ", "   ", "    ", "\t", "\n", "\xa0", ""]
 PUNCT = [",", ".", "!", ":", "：", "'", "%", "?", "-", "(", ")", "_", "é", "1"]

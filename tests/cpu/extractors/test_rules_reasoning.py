@@ -136,6 +136,39 @@ CASES = [
         "",
     ),
     ("alphabet_option", "Q?", "The answer is (B), but it is either (B) or (C), hard to say.", NVA, "hedged"),
+    # A list's heading is not a claim ("consider each choice:"), and a list of the options cut off at
+    # its next item's label commits to nothing; "the options are incorrect" rejects them all, and
+    # "I cannot confidently select an answer" after a choice withdraws it.
+    (
+        "alphabet_option",
+        "Q?",
+        "Now, consider each choice:\n(A) means X.\n(B) means Y.\n(C) means Z",
+        NVA,
+        "several",
+    ),
+    (
+        "alphabet_option",
+        "Q?",
+        "Consider each choice:\n(A) means X.\n(B) means Y.\nThe answer is (B).",
+        "B",
+        "",
+    ),
+    ("alphabet_option", "Q?", "A. Foo is wrong.\nB. Bar is wrong.\nC", NVA, "truncated"),
+    ("alphabet_option", "Q?", "(A) means X.\n(B) means Y.\n(C)", NVA, "truncated"),
+    (
+        "alphabet_option",
+        "Q?",
+        "The answer is (B). But then c = 840. The options are incorrect.",
+        NVA,
+        "out_of_range",
+    ),
+    (
+        "alphabet_option",
+        "Q?",
+        "The answer is (B).\nTherefore, I cannot confidently select an answer from the given options.",
+        NVA,
+        "refusal",
+    ),
     # Several options boxed in one statement: several answers, or alternatives when joined by "or";
     # the same option boxed twice, or a later box in its own paragraph, is one answer.
     ("alphabet_option", "Q?", "Both fit: \\boxed{C} and \\boxed{D}", NVA, "several"),

@@ -319,7 +319,10 @@ def find_claims(text: str, math: bool = False) -> list[Claim]:
         add(Claim(m.start(), m.end(), P.HEDGED if m.group("hedge") else _CONTEXT))
     if needs("option"):
         for m in _option_claims(text, low, occ):
-            # "the best option is B", "My choice: B"; not "this choice is a common distractor".
+            # "the best option is B", "My choice: B"; not "this choice is a common distractor", nor
+            # a list's heading ("Now, consider each choice:\n(A) means ...").
+            if m.group("colon") and _EACH_BEFORE.search(text, max(0, m.start() - 12), m.start()):
+                continue
             if (
                 m.group("colon")
                 or m.group("best")
@@ -450,6 +453,9 @@ def _closest_claim(text: str, m: re.Match[str]) -> Claim:
 
 _CLOSING_MARKS = tuple(".!?)]\"'*`$")
 _BUT = re.compile(r",\s{0,3}(?:but|however|although|though)\b", re.I)
+
+
+_EACH_BEFORE = re.compile(r"\b(?:each|every|any|another|other)\s{1,3}$", re.I)
 
 
 def _option_claims(text: str, low: str, occ: Occurrences) -> list[re.Match[str]]:

@@ -208,6 +208,12 @@ def _list_marker(after: str, value: str, ix: Index) -> bool:
     return not (m and m.answer == value)
 
 
+# An item label alone ("(J", "(J)", "J.", "J") after two or more items of a list of the options.
+_OPEN_ITEM = re.compile(r"\(\s{0,2}[A-Z]\)?|[A-Z][.)]?")
+_ITEM_LINE = re.compile(r"^[ \t]{0,3}(?:\([A-Z]\)|[A-Z][.)])[ \t]", re.M)
+MAX_ITEM_SCAN = 20_000
+
+
 def _fallback_choice(text: str, question: str, ix: Index) -> tuple[str, str]:
     """The answer without any claim phrase, or (no answer, the reason)."""
     stripped = text.strip()
@@ -234,6 +240,11 @@ def _fallback_choice(text: str, question: str, ix: Index) -> tuple[str, str]:
     lo, why = _answerable_from(text)
     if lo < 0:
         return NO_VALID_ANSWER, why
+    # Cut off at the start of the next item of a list of the options ("(I) means ...\n(J", "I. Direct
+    # selling - ...\nJ"): the letter opens an item, it answers nothing.
+    last_line = stripped[stripped.rfind("\n") + 1 :].strip()
+    if _OPEN_ITEM.fullmatch(last_line) and len(_ITEM_LINE.findall(stripped, 0, MAX_ITEM_SCAN)) >= 2:
+        return NO_VALID_ANSWER, "truncated"
     # Lines that are nothing but an answer ("A) grateful"); several different ones list the options.
     lines_vals: set[str] = set()
     for n, line in enumerate(text[lo:].strip().split("\n")):
@@ -456,6 +467,8 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
             return several
         if _rejects_every_option(text, chosen, ix):
             return NO_VALID_ANSWER, UNSURE, "out_of_range"
+        if ix is not None and P.NO_SELECTION.search(text, chosen.pos, chosen.pos + MENTION_WINDOW):
+            return NO_VALID_ANSWER, UNSURE, "refusal"
     if chosen is None:
         last_line = _last_line_over_far_weak(text, scan.best_weak, question) if ix is None else None
         if last_line is not None:

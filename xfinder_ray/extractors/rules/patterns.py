@@ -243,10 +243,11 @@ HEDGE = re.compile(
     r"equally\s{1,3}|well\s{1,3})?be\b"
     r"|\b(?:could|might|may)\s{1,3}also\s{1,3}be\b"
     r"|\bmaybe\b|\bperhaps\b|\bor\s{1,3}possibly\b|\byes\s{1,3}and\s{1,3}no\b"
-    # (not the other options "are either incorrect or not the primary differences", "either misstate
-    # ... or ignore ...": what is wrong with them, not two answers)
-    r"|\beither\b(?!\s{1,3}(?:incorrect|wrong|false|not|irrelevant|unrelated|invalid|inaccurate|misleading"
-    r"|partially|too|less|misstate|ignore|overstate|understate|contradict|fail)\b)(?=[^.\n]{0,80}\bor\b)"
+    # "either" before an answer ("either (B) or (C)", "either 6 or 8", "either yes or no", "either the
+    # first or the second"), not before what is wrong with the other options ("are either incorrect
+    # or not the primary differences", "either don't apply or ...", "either describe ... or ...")
+    r"|\beither\s{1,3}(?=\(?[A-Z]\)?[\s,.)]|(?:option|choice|answer)s?\b|[-+−$]?\d|\\|yes\b|no\b|true\b|false\b"
+    r"|positive\b|negative\b|neutral\b|the\s{1,3}(?:first|second|third|former|latter|one)\b)(?=[^.\n]{0,80}\bor\b)"
     r"|\bnot\s{1,3}(?:entirely\s{1,3}|completely\s{1,3}|totally\s{1,3}|quite\s{1,3}|100%\s{1,3}|really\s{1,3})?"
     r"(?:sure|certain)\b|\bunsure\b|\btorn\s{1,3}between\b"
     r"|\bhard\s{1,3}to\s{1,3}(?:decide|say|tell|choose|determine|pick)\b"
@@ -290,6 +291,17 @@ NONE_CORRECT = re.compile(
     r"\b[Nn]one\s{1,3}of\s{1,3}the\s{1,3}(?:given\s{1,3}|provided\s{1,3}|listed\s{1,3}|available\s{1,3}|answer\s{1,3})?"
     r"(?:options|choices|answers)(?:\s{1,3}(?:provided|given|listed))?\s{1,3}(?:is|are)\s{1,3}(?:correct|right|valid)\b"
     r"|\b[Nn]o\s{1,3}correct\s{1,3}(?:answer|option|choice)\s{1,3}(?:among|in)\s{1,3}the\s{1,3}(?:options|choices)\b"
+    # "The options are incorrect." (the options as a whole, as the closing verdict)
+    r"|\b[Tt]he\s{1,3}(?:given\s{1,3}|provided\s{1,3})?(?:options|choices|answer\s{1,3}choices)\s{1,3}(?:are|all\s{1,3}seem)"
+    r"\s{1,3}(?:all\s{1,3})?(?:incorrect|wrong)\s{0,3}[.!]"
+)
+# After the chosen option, the response says it cannot choose one: "Therefore, I cannot confidently
+# select an answer from the given options.", "we can't choose one answer over the other".
+NO_SELECTION = re.compile(
+    r"\b(?:cannot|can't|can\s{1,3}not|unable\s{1,3}to|not\s{1,3}able\s{1,3}to)\s{1,3}"
+    r"(?:(?:confidently|definitively|reliably|accurately)\s{1,3})?(?:select|choose|pick|determine)\s{1,3}"
+    r"(?:an?|the|one|any)\s{1,3}(?:(?:single|correct|right|best)\s{1,3})?(?:answer|option|choice)\b",
+    _I,
 )
 HEDGE_QUESTION = re.compile(r"\bdepend(?:s|ing)?\s{1,3}on\b|\bambiguous\b|\bunclear\b", _I)
 CORRECTION = re.compile(
@@ -313,12 +325,17 @@ REFUSAL = re.compile(
     r"|\bI(?:\s{1,3}(?:cannot|can't|can\s{1,3}not|am\s{1,3}unable\s{1,3}to|am\s{1,3}not\s{1,3}able\s{1,3}to|"
     r"won't|will\s{1,3}not|must\s{1,3}decline\s{1,3}to)|'m\s{1,3}(?:unable|not\s{1,3}able)\s{1,3}to)\s{1,3}(?:provide|answer|help|assist|determine|give|make|"
     r"comply|classify|diagnose|offer|respond|solve"
+    # "I cannot confidently select an answer from the given options."
+    r"|(?:(?:confidently|definitively|reliably|accurately)\s{1,3})?(?:select|choose|pick)\s{1,3}(?:an?|the|one)\s{1,3}(?:answer|option|choice)"
     r"|find\s{1,3}(?:a|an|any|the)\s{1,3}(?:(?:valid|correct|exact|final|definitive)\s{1,3})?(?:answer|value|solution))\b"
     # "... so we cannot compute the answer.", "we are unable to determine the exact value"
     r"|\bwe\s{1,3}(?:cannot|can't|can\s{1,3}not|are\s{1,3}unable\s{1,3}to)\s{1,3}(?:determine|compute|calculate|find|give|provide)"
     r"\s{1,3}(?:the|its|their)\s{1,3}(?:(?:exact|numerical|final|specific|correct)\s{1,3})?(?:answer|value|result|solution)s?"
     r"(?=\s{0,3}(?:[.!]|$|without\b|with\s{1,3}(?:the|this|only)\b))"  # (not "the value of c that ...")
     r"|\bI\s{1,3}(?:don't|do\s{1,3}not)\s{1,3}know\s{1,3}(?:the\s{1,3}answer|how\s{1,3}to\s{1,3}(?:solve|answer))\b"
+    # "... we cannot proceed as intended.", "..., which is beyond the information provided"
+    r"|\bwe\s{1,3}(?:cannot|can't|can\s{1,3}not)\s{1,3}proceed\b"
+    r"|\b(?:is|are|lies)\s{1,3}beyond\s{1,3}(?:the\s{1,3})?(?:information|data)\s{1,3}(?:provided|given)\b"
     r"|\bas\s{1,3}an?\s{1,3}(?:ai|artificial|language\s{1,3}model|responsible|ethical|helpful)\b"
     r"|\bI(?:'m|\s{1,3}am)\s{1,3}(?:just|only)?\s{0,3}an?\s{1,3}(?:ai|language\s{1,3}model)\b"
     r"|\b(?:don't|do\s{1,3}not)\s{1,3}have\s{1,3}(?:enough|sufficient)\s{1,3}(?:context|information)\b"
@@ -375,6 +392,7 @@ REFUSAL_ANCHORS: tuple[Anchor, ...] = (
     (("i",), ("apologi", "can", "am", "won", "will", "must"), 2, 4, True),
     (("i",), ("unable", "not"), 4, 6, True),  # "I'm unable", "I'm not able" .. "I'm   not"
     (("we",), ("can", "are"), 3, 5, True),  # "we cannot" .. "we   are"
+    (("is", "are", "lies"), ("beyond",), 3, 7, True),  # "is beyond" .. "lies   beyond"
     (("i",), ("know",), 8, 15, True),  # "I don't know" .. "I   do   not   know"
     (("as",), ("ai", "artificial", "language", "responsible", "ethical", "helpful"), 5, 10, True),
     (("i",), ("ai", "language"), 6, 21, True),  # "I'm a AI" .. "I   am   just   an   AI"
