@@ -467,7 +467,7 @@ def decide_prose(text: str, question: str, ix: Index | None) -> tuple[str, str, 
             return several
         if _rejects_every_option(text, chosen, ix):
             return NO_VALID_ANSWER, UNSURE, "out_of_range"
-        if ix is not None and P.NO_SELECTION.search(text, chosen.pos, chosen.pos + MENTION_WINDOW):
+        if ix is not None and _cannot_select(text, chosen.pos):
             return NO_VALID_ANSWER, UNSURE, "refusal"
     if chosen is None:
         last_line = _last_line_over_far_weak(text, scan.best_weak, question) if ix is None else None
@@ -785,6 +785,14 @@ def _rejects_every_option(text: str, chosen: Claim, ix: Index | None) -> bool:
     if ix is None or not P.NONE_CORRECT.search(text, chosen.pos, chosen.pos + MENTION_WINDOW):
         return False
     return not _NONE_OPTION.match(dict(ix.items).get(chosen.value, ""))
+
+
+def _cannot_select(text: str, pos: int) -> bool:
+    """P.NO_SELECTION after pos (within MENTION_WINDOW), looked for only where "not" or "n't" is."""
+    window = text[pos : pos + MENTION_WINDOW]
+    if "not" not in window and "n't" not in window and "unable" not in window:
+        return False
+    return P.NO_SELECTION.search(window) is not None
 
 
 _NONE_OPTION = re.compile(r"\W{0,3}(?:none|neither|no\b)", re.I)  # "None of the above", "Neither"
