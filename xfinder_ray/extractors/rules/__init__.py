@@ -132,7 +132,7 @@ def _extract(key_answer_type: str, question: str, llm_output: str, answer_range:
         # The final part only explains ("Evelyn has the greatest average speed ... - Angela: 1.4 / 6.8
         # = 0.21"): its last number is a guess; the explicit answer that ends the thought ("So
         # answer: Evelyn."), which the final part names, is not.
-        end = prepare(reasoning.tail(seg.thought, FINAL_STATEMENT_WINDOW), kat)
+        end = _thought_tail(seg, kat, FINAL_STATEMENT_WINDOW)
         stated = decide_final_statement(end, question, ix, explicit=True)
         if stated is not None and stated != final.answer and _names(final_text, stated):
             return Extraction(stated, UNSURE)
@@ -167,9 +167,10 @@ def _names(text: str, answer: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(answer)}(?![A-Za-z0-9])", text, re.I) is not None
 
 
-def _thought_tail(seg: reasoning.Segments, kat: str) -> str:
-    """The end of the thought, prepared: read only when the final part does not commit."""
-    return prepare(reasoning.tail(seg.thought, THOUGHT_TAIL), kat)
+def _thought_tail(seg: reasoning.Segments, kat: str, chars: int | None = None) -> str:
+    """The end of the thought (its last `chars` characters, THOUGHT_TAIL by default), prepared: read
+    only when the final part does not commit."""
+    return prepare(reasoning.tail(seg.thought, THOUGHT_TAIL if chars is None else chars), kat)
 
 
 def _index(kat: str, answer_range: AnswerRange):

@@ -788,11 +788,12 @@ def _rejects_every_option(text: str, chosen: Claim, ix: Index | None) -> bool:
 
 
 def _cannot_select(text: str, pos: int) -> bool:
-    """P.NO_SELECTION after pos (within MENTION_WINDOW), looked for only where "not" or "n't" is."""
-    window = text[pos : pos + MENTION_WINDOW]
-    if "not" not in window and "n't" not in window and "unable" not in window:
+    """P.NO_SELECTION after pos (within MENTION_WINDOW), looked for only where "not", "n't" or
+    "unable" is (tested in place: most rows with a chosen option have none of them)."""
+    end = pos + MENTION_WINDOW
+    if all(text.find(w, pos, end) < 0 for w in ("not", "n't", "unable")):
         return False
-    return P.NO_SELECTION.search(window) is not None
+    return P.NO_SELECTION.search(text[pos:end]) is not None
 
 
 _NONE_OPTION = re.compile(r"\W{0,3}(?:none|neither|no\b)", re.I)  # "None of the above", "Neither"
