@@ -12,7 +12,10 @@ Marker families in use (docs/rules.md, "Reasoning output"):
     tags      <reasoning> ... </reasoning> <answer> final </answer>   (or the answer tag alone)
     thinking  <thinking> ... </thinking> final
     seed      <seed:think> ... </seed:think> final   (ByteDance Seed-OSS)
+    exaone    <thought> ... </thought> final   (LG EXAONE Deep)
     magistral [THINK] ... [/THINK] final   (Mistral's Magistral; the opening tag starts the response)
+    granite   Here is my thought process: ... Here is my response: final   (IBM Granite's thinking
+              mode; looked for only where the response starts with its opening line)
 
 `state` says how the thought ended: "none" (no markers: plain output), "closed" (the thought ended and
 the final part follows), "open" (the response stops inside the thought: cut off at the token cap, or
@@ -36,7 +39,7 @@ class Segments:
     thought: str  # the reasoning ("" without markers)
     final: str  # what follows the thought: the whole text without markers, "" when still open
     state: str  # none | closed | open
-    family: str  # think | kimi | sky | harmony | tags | thinking | seed | magistral | "" (no markers)
+    family: str  # think | kimi | sky | harmony | tags | thinking | seed | exaone | magistral | granite | ""
 
 
 # (family, thought opener, thought closer, final opener, final closer); the openers may be absent
@@ -48,10 +51,14 @@ _PAIRED = (
     ("tags", "<reasoning>", "</reasoning>", "<answer>", "</answer>"),
     ("thinking", "<thinking>", "</thinking>", "", ""),
     ("seed", "<seed:think>", "</seed:think>", "", ""),
+    ("exaone", "<thought>", "</thought>", "", ""),
 )
-# Magistral's markers hold no "<": looked for only where the response starts with its opening tag
-# (the model writes it), so other responses pay one short test, not a scan.
-_BRACKET_OPEN, _BRACKET_CLOSE = "[THINK]", "[/THINK]"
+# Markers that hold no "<" (family, opener, closer): looked for only where the response starts with
+# the opener (the model writes it), so other responses pay one short test, not a scan.
+_AT_START = (
+    ("magistral", "[THINK]", "[/THINK]"),
+    ("granite", "Here is my thought process:", "Here is my response:"),
+)
 _HARMONY_FINAL = ("<|channel|>final<|message|>", "<|channel|>final <|constrain|>", "assistantfinal")
 _HARMONY_ANALYSIS = ("<|channel|>analysis<|message|>", "<|channel|>analysis", "analysis<|message|>")
 _HARMONY_END = ("<|return|>", "<|end|>", "<|call|>")
@@ -59,8 +66,10 @@ _HARMONY_END = ("<|return|>", "<|end|>", "<|call|>")
 
 def segment(text: str) -> Segments:
     """Split `text` into its thought and final part (see the module docstring)."""
-    if text[:16].lstrip().startswith(_BRACKET_OPEN):
-        return _bracketed(text)
+    head = text[:40].lstrip()
+    for family, opener, closer in _AT_START:
+        if head.startswith(opener):
+            return _opened_at_start(text, family, opener, closer)
     if "<" not in text and "◁" not in text and "assistantfinal" not in text:
         return Segments("", text, NONE, "")  # the common case: no marker can be present
     markers = _Markers(text)
@@ -166,13 +175,13 @@ _MARKERS_BEFORE_LT = tuple((m, m.find("<")) for m in _ALL_MARKERS if m.find("<")
 _MARKERS_WITHOUT_LT = tuple(m for m in _ALL_MARKERS if "<" not in m)
 
 
-def _bracketed(text: str) -> Segments:
-    """[THINK] ... [/THINK] final (Magistral); no closing tag: still inside the thought."""
-    start = text.find(_BRACKET_OPEN) + len(_BRACKET_OPEN)
-    close = text.find(_BRACKET_CLOSE, start)
+def _opened_at_start(text: str, family: str, opener: str, closer: str) -> Segments:
+    """opener ... closer final ([THINK] ... [/THINK], Magistral); no closer: still inside the thought."""
+    start = text.find(opener) + len(opener)
+    close = text.find(closer, start)
     if close < 0:
-        return Segments(text[start:], "", OPEN, "magistral")
-    return Segments(text[start:close], text[close + len(_BRACKET_CLOSE) :], CLOSED, "magistral")
+        return Segments(text[start:], "", OPEN, family)
+    return Segments(text[start:close], text[close + len(closer) :], CLOSED, family)
 
 
 def _answer_tag(text: str, markers: _Markers) -> Segments:

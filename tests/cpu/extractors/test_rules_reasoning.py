@@ -110,6 +110,10 @@ CASES = [
     ),
     ("alphabet_option", "Q?", LOOP_MC, NVA, "loop"),
     ("alphabet_option", "Q?", "Several apply. The answer is (A, E, I).", NVA, "several"),
+    # alternatives in the claim hedge; a list of answers is several
+    ("alphabet_option", "Q?", "The answer is either (B) or (G).", NVA, "hedged"),
+    ("alphabet_option", "Q?", "The answer is (B) or (G). Option A is out.", NVA, "hedged"),
+    ("alphabet_option", "Q?", "The answers are (B) and (G). Or so it seems.", NVA, "several"),
     (
         "alphabet_option",
         "Q?",
@@ -210,6 +214,17 @@ CASES = [
         "Q",
         "So the differential equation is\n\\[ \\frac{dx}{dt} = kx - a \\]",
         "\\frac{dx}{dt} = kx - a",
+        "",
+    ),
+    # An equation named and displayed, the question asking for one: the working after it explains it
+    # (SkyThought's Sky-T1 on Minerva-Math).
+    (
+        "math",
+        "Formulate the state-determined equation of motion for the velocity.",
+        "Thus, the complete equation of motion is:\n\n\\[\n\\dot{v} = -\\frac{b}{m} v + \\frac{1}{m} f\n\\]\n\n"
+        "In state-space form:\n\n\\[\nA = -\\frac{b}{m}, \\quad B = \\frac{1}{m}, \\quad D = 0\n\\]\n\n"
+        "This is the required equation.",
+        "\\dot{v} = -\\frac{b}{m} v + \\frac{1}{m} f",
         "",
     ),
     # A last sentence that names the equation it states answers with the whole equation, not its
@@ -429,6 +444,26 @@ CASES = [
         "multi_part",
     ),
     ("alphabet_option", "Q?", "So the answer is (G) for part (a) and (A) for part (b).", NVA, "multi_part"),
+    # parts numbered in roman numerals, with or without brackets
+    (
+        "alphabet_option",
+        "Q?",
+        "Part (i): the answer is (B).\nPart (ii): the answer is (D).",
+        NVA,
+        "multi_part",
+    ),
+    ("alphabet_option", "Q?", "Part I: the answer is (B).\nPart II: the answer is (D).", NVA, "multi_part"),
+    # "Part Ia" is no part mark of this kind; a part named once is not several parts
+    ("alphabet_option", "Q?", "Part I shows the premise. So the answer is (D).", "D", ""),
+    # statements of one question weighed in turn (Qwen1.5-72B-Chat on MMLU-Pro): not parts
+    (
+        "alphabet_option",
+        "Q?",
+        "Statement I is correct.\n\nStatement II is also correct.\n\nStatement III is not correct.\n\n"
+        "So, the correct answer is statements I and II only. The answer is (E).",
+        "E",
+        "",
+    ),
     (
         "alphabet_option",
         "Q?",
@@ -834,6 +869,12 @@ TASK_OPTIONS = parse_answer_range(
         ),
         # ... not when the choice comes after the verdict
         ("None of the options are correct, so I will choose the closest: (D).", "D", ""),
+        # the verdict alone, without any option chosen: an answer outside the options
+        ("None of the given options is correct.", NVA, "out_of_range"),
+        ("None of the options match. The correct value is 17.", NVA, "out_of_range"),
+        ("None of the options match the calculated value of 17.", NVA, "out_of_range"),
+        # "match" as a step, not the verdict: a later choice stands
+        ("We check whether any of the options match 17. Option (B) is 17. The answer is (B).", "B", ""),
         # ... but not across a sentence: "the option that best fits the data" is the task, not a claim
         ("We need the option that best fits the data. It could be (A) or (C).", NVA, "several"),
     ],
@@ -910,6 +951,12 @@ def test_segment_families():
     assert reasoning.segment("[THINK]a[/THINK]b") == reasoning.Segments("a", "b", "closed", "magistral")
     assert reasoning.segment("\n[THINK]a b c").state == "open"
     assert reasoning.segment("The tag [THINK] in prose.").state == "none"
+    assert reasoning.segment("<thought>a</thought>b") == reasoning.Segments("a", "b", "closed", "exaone")
+    assert reasoning.segment("<thought>\na b c").state == "open"
+    granite = "Here is my thought process:\na\nHere is my response:\nb"
+    assert reasoning.segment(granite) == reasoning.Segments("\na\n", "\nb", "closed", "granite")
+    assert reasoning.segment("Here is my thought process:\nThe area is").state == "open"
+    assert reasoning.segment("So, here is my thought process: a.").state == "none"  # not at the start
     assert reasoning.segment("analysis The user asks. assistantfinal B").final == " B"
 
 
@@ -997,3 +1044,13 @@ NUMERIC_OPTIONS = parse_answer_range(
 )
 def test_numeric_values_name_the_option_written_another_way(text, answer):
     assert rules.extract("alphabet_option", "Q?", text, NUMERIC_OPTIONS) == answer
+
+
+def test_a_named_display_answers_only_where_an_equation_is_asked():
+    said = "Using Cardano the equation becomes:\n\\[\nx = y + \\frac{1}{8}\n\\]\nand we go on from there."
+    mentioned = rules.extract(
+        "math", "The real root of the equation $8x^3 - 1 = 0$ is r. Find $r+1$.", said, MATH
+    )
+    asked = rules.extract("math", "Find the equation satisfied by x.", said, MATH)
+    assert asked == "x = y + \\frac{1}{8}"
+    assert mentioned != asked  # a question that only mentions an equation asks for a number

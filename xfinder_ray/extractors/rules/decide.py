@@ -278,7 +278,11 @@ def _fallback_choice(text: str, question: str, ix: Index) -> tuple[str, str]:
         values.add(v)
     if len(values) == 1:
         return values.pop(), ""
-    return NO_VALID_ANSWER, ("several" if values else _why_none(text))
+    if values:
+        return NO_VALID_ANSWER, "several"
+    lo = max(0, len(text) - MENTION_WINDOW)
+    # "None of the options is correct; the value should be 17.": an answer outside the options.
+    return NO_VALID_ANSWER, "out_of_range" if P.NONE_CORRECT.search(text, lo) else _why_none(text)
 
 
 def _fallback_math(text: str, question: str) -> tuple[str, str]:
@@ -299,7 +303,7 @@ def _fallback_math(text: str, question: str) -> tuple[str, str]:
     # The last line with a number: its value after a label ("In total: 15,000 bottles"), after the
     # last "=", or its last number.
     lines = stripped[-MENTION_WINDOW:].split("\n")
-    equation = _equation_answer(lines, question)
+    equation = _equation_answer(lines, question) or _stated_equation(stripped, question)
     if equation is not None:
         return equation, ""
     for line in reversed(lines[-50:]):
@@ -344,6 +348,46 @@ def _fallback_math(text: str, question: str) -> tuple[str, str]:
 
 
 _EQUATION_WORD = re.compile(r"\b(?:equation|ODE|differential\s{1,3}equation|model|relation|law)\b", re.I)
+
+
+# "Thus, the complete equation of motion is:\n\n\\[\n\\dot{v} = -\\frac{b}{m} v + \\frac{1}{m} f\n\\]": an
+# equation named, stated ("is", "given by") and displayed; "we plug it into the equation:\n\\[...\\]" is a
+# step. Singular: "the equations are" displays several, one display is a part.
+_NAMED_DISPLAY = re.compile(
+    r"\b(?:equation|ODE|law)\b[^.:=\n$\\]{0,80}?\s(?:(?:is|becomes|reads)(?:\s{1,3}given\s{1,3}by)?|given\s{1,3}by)"
+    r"\s{0,3}:?\s{0,3}(?:\\\[|\$\$)(?P<eq>[^$]{3,200}?)(?:\\\]|\$\$)",
+    re.I,
+)
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+# The question asks for an equation ("Formulate the state-determined equation of motion", "Find the
+# equation of the tangent line"), not only mentions one ("The real root of the equation ... Find a+b+c").
+_ASKS_FOR_EQUATION = re.compile(
+    r"\b(?:find|formulate|write|derive|determine|give|state|obtain|set\s{1,3}up|what\s{1,3}is)\b"
+    r"[^.?;$]{0,60}?\bequations?\b",
+    re.I,
+)
+STATED_EQUATION_WINDOW = 3_000  # characters before the end: a statement of the result, not a step
+
+
+def _stated_equation(text: str, question: str) -> str | None:
+    """The last equation the response names and displays, where the question asks for an equation and
+    no claim phrase answered: the working after it (the matrices of its state-space form, a check)
+    explains it."""
+    if not _ASKS_FOR_EQUATION.search(question[:MAX_QUESTION]):
+        return None
+    lo = max(0, len(text) - STATED_EQUATION_WINDOW)
+    if text.find("\\[", lo) < 0 and text.find("$$", lo) < 0:
+        return None
+    last = None
+    for m in _NAMED_DISPLAY.finditer(text, lo):
+        last = m
+    if last is None:
+        return None
+    eq = " ".join(last.group("eq").split())
+    prose = _LATEX_COMMAND.sub(" ", eq)
+    if "=" not in eq or any(len(w) >= 4 and w.isalpha() for w in re.split(r"[^A-Za-z]+", prose)):
+        return None
+    return eq
 
 
 def _equation_answer(lines: list[str], question: str) -> str | None:
@@ -402,6 +446,18 @@ def _why_none(text: str) -> str:
     return "refusal" if search_anchored(P.REFUSAL, text, P.REFUSAL_ANCHORS, lo, len(text)) else "none_found"
 
 
+def _ambiguity(text: str, c: Claim) -> str:
+    """Why a claim of several values answers nothing: alternatives ("either (B) or (G)", "9 or 7")
+    are a hedge, a list ("(A, E, I)", "B and D") several answers."""
+    span = text[c.pos : c.pos + AMBIG_SPAN]
+    end = SENTENCE_END.search(span)
+    return "hedged" if _ALTERNATIVE.search(span[: end.start() if end else len(span)]) else "several"
+
+
+AMBIG_SPAN = 120  # characters of a claim's value read for "or"
+_ALTERNATIVE = re.compile(r"\b(?:either|or)\b", re.I)
+
+
 def _last_claims(text: str, claims: list[Claim], question: str, ix: Index | None) -> _Scan:
     """The last claim of tier normal or above, and what stands after it (read from the end)."""
     scan = _Scan()
@@ -419,7 +475,7 @@ def _last_claims(text: str, claims: list[Claim], question: str, ix: Index | None
             scan.chosen = c
             break
         if c.tier >= P.NORMAL and (c.status == AMBIG or (c.status == OUT and c.counts_out)):
-            scan.bad_after = "several" if c.status == AMBIG else "out_of_range"
+            scan.bad_after = _ambiguity(text, c) if c.status == AMBIG else "out_of_range"
         if c.status == OK and c.tier == P.WEAK and scan.best_weak is None:
             scan.best_weak = scan.weak_after = c
         if c.status == OK and c.tier == P.INITIAL and scan.best_initial is None:
@@ -773,6 +829,8 @@ _PART_MARK = re.compile(
     r"(?:^|\n)[ \t]{0,3}\d{1,2}[.)][ \t]"  # a numbered list item at a line start
     r"|(?:^|\n|(?<=[.!?])[ \t]{1,3})[ \t>*#]{0,6}(?:\(?[a-h]\)|\(?(?:i|ii|iii|iv|v|vi)\)|\([1-6]\)"
     r"|(?:for\s{1,3})?(?:part|statement|question)\s{1,3}(?:\(?[a-h1-6]\)?|one|two|three)\b"
+    # roman numerals for parts only: "Statement I ... Statement II" weighs statements of one question
+    r"|(?:for\s{1,3})?part\s{1,3}\(?(?:i{1,3}|iv|vi?)\)?(?![\w(])"
     r"|(?:for\s{1,3})?the\s{1,3}(?:first|second|third)\s{1,3}(?:part|question|statement|scenario)\b)",
     re.I,
 )

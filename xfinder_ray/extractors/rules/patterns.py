@@ -289,7 +289,8 @@ HEDGE_ANCHORS: tuple[Anchor, ...] = (
 # (a closest option named and then rejected), as an out-of-range answer would.
 NONE_CORRECT = re.compile(
     r"\b[Nn]one\s{1,3}of\s{1,3}the\s{1,3}(?:given\s{1,3}|provided\s{1,3}|listed\s{1,3}|available\s{1,3}|answer\s{1,3})?"
-    r"(?:options|choices|answers)(?:\s{1,3}(?:provided|given|listed))?\s{1,3}(?:is|are)\s{1,3}(?:correct|right|valid)\b"
+    r"(?:options|choices|answers)(?:\s{1,3}(?:provided|given|listed))?\s{1,3}(?:(?:is|are)\s{1,3}(?:correct|right|valid)\b"
+    r"|(?:match(?:es)?|fits?)\s{0,3}(?:[.!;]|$|\s{1,3}(?:the|this|our|my)\s{1,3}(?:[a-z]{1,15}\s{1,3})?(?:answer|result|value|calculation)))"
     r"|\b[Nn]o\s{1,3}correct\s{1,3}(?:answer|option|choice)\s{1,3}(?:among|in)\s{1,3}the\s{1,3}(?:options|choices)\b"
     # "The options are incorrect." (the options as a whole, as the closing verdict)
     r"|\b[Tt]he\s{1,3}(?:given\s{1,3}|provided\s{1,3})?(?:options|choices|answer\s{1,3}choices)\s{1,3}(?:are|all\s{1,3}seem)"
