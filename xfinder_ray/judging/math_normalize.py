@@ -806,6 +806,10 @@ def compare_fast(a: MathAnswer, b: MathAnswer) -> bool | None:
         return _numbers_match(a, b)
     if a.canon == b.canon:
         return True
+    if _WORDS.fullmatch(a.canon) and _WORDS.fullmatch(b.canon):
+        # Word answers ("east" / "\\text{East}", "Monday"): one word, whatever its case. Not capitals
+        # ("ABC", "AB": points, segments) and not single letters (variables), which keep their case.
+        return a.canon.casefold() == b.canon.casefold()
     if a.base is not None or b.base is not None:
         return _compare_base(a, b)
     # An extracted "0,111" read as a decimal against a plain-number gold. Only the extracted side:
@@ -828,6 +832,7 @@ def compare_fast(a: MathAnswer, b: MathAnswer) -> bool | None:
 
 
 _LETTERS = re.compile(r"(?<![A-Za-z\\\\])[A-Za-z]+")
+_WORDS = re.compile(r"[A-Za-z][a-z]{2,30}(?:[ -][A-Za-z][a-z]{1,30}){0,5}")  # natural-language words
 _CONSTANTS = frozenset(
     {
         "pi",

@@ -245,6 +245,13 @@ REAL_FORMATS = {
         ("SRMC<LRMC", "\\text{SRMC} = \\text{LRMC}", False),
         ("\\text{LRMC} = \\text{SRMC}", "\\text{SRMC} = \\text{LRMC}", True),  # the same equation
     ],
+    "word answers, whatever their case (a box's \\text{East} against the gold east)": [
+        ("\\text{East}", "east", True),
+        ("east", "\\text{East}", True),
+        ("North East", "north east", True),
+        ("east", "West", False),
+        ("Monday", "Tuesday", False),
+    ],
     "never correct": [
         ("\\{1, 2\\}", "1", False),  # a set of two values is not one value
         ("1, 2", "1", False),
