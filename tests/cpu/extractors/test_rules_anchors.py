@@ -36,6 +36,8 @@ SEEDS = [
     "I do not know how to solve it", "I cannot find a valid value.", "It cannot be solved.",
     "I'm not able to determine it", "I'm unable to solve this", "so we cannot proceed as intended",
     "which lies  beyond the data given", "It is beyond information provided",
+    "This question requires additional information", "the problem   needs more context", "Insufficient data.",
+    "There is not   enough information to decide", "not enough context is given",
 ]  # fmt: skip
 SPACES = [" ", " ", " ", "  ", "   ", "    ", "\t", "\n", "\xa0", ""]
 PUNCT = [",", ".", "!", ":", "：", "'", "%", "?", "-", "(", ")", "_", "é", "1"]

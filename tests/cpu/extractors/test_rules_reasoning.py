@@ -444,6 +444,31 @@ CASES = [
         "multi_part",
     ),
     ("alphabet_option", "Q?", "So the answer is (G) for part (a) and (A) for part (b).", NVA, "multi_part"),
+    # ... the parts' options on lines of their own (Qwen1.5-7B-Chat on MMLU-Pro)
+    (
+        "alphabet_option",
+        "Q?",
+        "Final Answer:\nThe answer is:\nA. 2 kHz for part (a) and\nB. 20 kHz for part (b).",
+        NVA,
+        "multi_part",
+    ),
+    # A refusal in the answer's place withdraws the answers before it (gemini-1.5-flash on MMLU-Pro)
+    (
+        "alphabet_option",
+        "Q?",
+        "The answer is (D)\nThe answer is (H)\nThe answer is (This question requires additional "
+        "information or context to solve.)",
+        NVA,
+        "refusal",
+    ),
+    ("alphabet_option", "Q?", "Not enough information is given.", NVA, "refusal"),
+    (
+        "alphabet_option",
+        "Q?",
+        "The answer is (B). Not enough information is given to rule out (C), but B fits.",
+        "B",
+        "",
+    ),
     # parts numbered in roman numerals, with or without brackets
     (
         "alphabet_option",

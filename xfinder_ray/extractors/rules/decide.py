@@ -27,6 +27,7 @@ from xfinder_ray.extractors.rules.text import (
 )
 from xfinder_ray.extractors.rules.values import (
     AMBIG,
+    JUNK,
     MATH_TOKEN,
     NUM,
     OK,
@@ -454,6 +455,14 @@ def _ambiguity(text: str, c: Claim) -> str:
     return "hedged" if _ALTERNATIVE.search(span[: end.start() if end else len(span)]) else "several"
 
 
+def _refused_in(text: str, c: Claim) -> bool:
+    """The claim's value, up to its sentence's end, is a refusal."""
+    span = text[c.pos : c.pos + AMBIG_SPAN]
+    end = SENTENCE_END.search(span)
+    span = span[: end.start() if end else len(span)]
+    return search_anchored(P.REFUSAL, span, P.REFUSAL_ANCHORS, 0, len(span)) is not None
+
+
 AMBIG_SPAN = 120  # characters of a claim's value read for "or"
 _ALTERNATIVE = re.compile(r"\b(?:either|or)\b", re.I)
 
@@ -476,6 +485,8 @@ def _last_claims(text: str, claims: list[Claim], question: str, ix: Index | None
             break
         if c.tier >= P.NORMAL and (c.status == AMBIG or (c.status == OUT and c.counts_out)):
             scan.bad_after = _ambiguity(text, c) if c.status == AMBIG else "out_of_range"
+        elif c.tier >= P.NORMAL and c.status == JUNK and _refused_in(text, c):
+            scan.bad_after = "refusal"  # "The answer is (This question requires additional information ...)"
         if c.status == OK and c.tier == P.WEAK and scan.best_weak is None:
             scan.best_weak = scan.weak_after = c
         if c.status == OK and c.tier == P.INITIAL and scan.best_initial is None:
@@ -820,7 +831,11 @@ _PART_AFTER = re.compile(
 def _other_choice_after(text: str, chosen: Claim, ix: Index) -> bool:
     """Another option named in the rest of the chosen claim's sentence."""
     end = min(len(text), chosen.pos + 200)
-    cut = [k for k in (text.find(ch, chosen.pos + 3, end) for ch in ".\n") if k >= 0]
+    nl = text.find("\n", chosen.pos + 3, end)
+    # A line that ends on "and" or "," goes on: "A. 2 kHz for part (a) and\nB. 20 kHz for part (b)."
+    while nl >= 0 and text[chosen.pos : nl].rstrip().endswith((" and", ",", ";")):
+        nl = text.find("\n", nl + 1, end)
+    cut = [k for k in (text.find(".", chosen.pos + 3, end), nl) if k >= 0]
     vals = {v for _, _, v, neg in mentions(text, chosen.pos, min(cut) if cut else end, ix) if not neg}
     return bool(vals - {chosen.value})
 

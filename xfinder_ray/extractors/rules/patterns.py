@@ -345,6 +345,10 @@ REFUSAL = re.compile(
     r"|\s{1,3}(?:from|with)\s{1,3}the\s{1,3}(?:given|information|data)\b)"
     r"|\bcould\s{1,3}you\s{1,3}(?:please\s{1,3})?(?:clarify|rephrase|provide)\b"
     r"|\b(?:don't|do\s{1,3}not)\s{1,3}understand\s{1,3}(?:what|the\s{1,3}question)\b"
+    # "This question requires additional information or context to solve.", "Insufficient information."
+    r"|\b(?:question|problem)\s{1,3}(?:requires|needs)\s{1,3}(?:additional|more|further)\s{1,3}"
+    r"(?:information|context|data|details)\b"
+    r"|\b(?:insufficient|not\s{1,3}enough)\s{1,3}(?:information|data|context)\s{0,3}(?:[.!]|$|to\b|is\s{1,3}(?:given|provided)\b)"
     r"|抱歉|对不起|无法回答|不能回答|作为一个?(?:AI|人工智能)",
     _I,
 )
@@ -401,6 +405,9 @@ REFUSAL_ANCHORS: tuple[Anchor, ...] = (
     (("it",), ("impossible", "possible"), 5, 16, True),  # "it's impossible" .. "it   is   not   possible"
     *_starting(("cannot", "could")),
     (("do",), ("understand",), 6, 11, True),  # "don't understand" .. "do   not   understand"
+    (("question", "problem"), ("requires", "needs"), 8, 11, True),  # "problem needs" .. "question   requires"
+    *_starting(("insufficient",)),
+    (("not",), ("enough",), 4, 6, True),  # "not enough" .. "not   enough"
     *_starting(("抱歉", "对不起", "无法回答", "不能回答", "作为"), word=False),
 )
 
