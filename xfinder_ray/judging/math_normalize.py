@@ -346,6 +346,9 @@ def clean(raw: str) -> str:
     s = _BARE_INF.sub(r"\\infty", s)
     s = _ORDINAL_SCRIPT.sub(r"\1", s)  # "12^{\text{th}}": the 12th is 12
     s = _ONE_CHAR_SUB.sub(r"_\1", s)  # "E_{1}" is "E_1"
+    s = _SYMBOL_SUB.sub(
+        lambda m: "_{" + (m.group(1) or m.group(2)) + "}", s
+    )  # "L_{\odot}": the sun's luminosity, a name, not an operator
     s = _SPACE.sub(" ", s).strip().rstrip(".").strip()
     return s
 
@@ -355,6 +358,11 @@ _ORDINAL_SCRIPT = re.compile(
     r"|\\(?:text|mathrm|textrm)\s{0,2}\{\s{0,2}(?:st|nd|rd|th)\s{0,2}\})"
 )
 _ONE_CHAR_SUB = re.compile(r"_\{\s{0,2}([A-Za-z0-9])\s{0,2}\}")
+# A subscript that is one symbol command (astronomy's L_{\odot}, M_\oplus, x_{\star}): the parser reads
+# the command as an operator and fails, so it becomes the command's name.
+_SYMBOL_SUB = re.compile(
+    r"_\s{0,2}(?:\{\s{0,2}\\(odot|oplus|star|ast|bullet|circ)\s{0,2}\}|\\(odot|oplus|star|ast|bullet|circ)\b)"
+)
 
 
 def _is_unit_tail(rest: str) -> bool:

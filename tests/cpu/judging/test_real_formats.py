@@ -245,6 +245,16 @@ REAL_FORMATS = {
         ("SRMC<LRMC", "\\text{SRMC} = \\text{LRMC}", False),
         ("\\text{LRMC} = \\text{SRMC}", "\\text{SRMC} = \\text{LRMC}", True),  # the same equation
     ],
+    "astronomy's symbol subscripts and hyperbolic functions (SkyThought, Qwen2.5-14B on Minerva-Math)": [
+        (
+            "\\frac{dM}{dt} = \\frac{10^8 L_{\\odot}}{7 c^2 M_{\\odot}^6} M^6",
+            "\\frac{dM}{dt}=\\frac{10^{5}L_{\\odot}}{0.007c^{2}M_{\\odot}^{6}}M^{6}",
+            True,
+        ),
+        ("2 L_\\odot", "3 L_{\\odot}", False),
+        ("\\frac{1}{a} \\sinh(at)", "\\frac{1}{2a}(\\exp{a*t}-\\exp{-a*t})", True),
+        ("\\sinh(t)", "\\frac{1}{2}(e^{t}+e^{-t})", False),
+    ],
     "word answers, whatever their case (a box's \\text{East} against the gold east)": [
         ("\\text{East}", "east", True),
         ("east", "\\text{East}", True),
