@@ -433,6 +433,17 @@ CASES = [
     ("math", "Q", "Summing all terms:\n\\[\n327,600,000,000,000 + 2,8", NVA, "truncated"),
     ("math", "Q", "$$\n7,811,528 \\times 42,361,604 = 330", NVA, "truncated"),
     ("math", "Q", "To", NVA, "truncated"),
+    # ... or after the first word of a new line, before any commitment (MMLU-Pro: Qwen1.5, Yi, gemma)
+    ("math", "Q", "Each basket holds 12, so 4 * 12 = 48.\n\nThen", NVA, "truncated"),
+    ("math", "Q", "Adding the 7 loose ones: 48 + 7 = 55 apples in total.\n\n**Final", NVA, "truncated"),
+    (
+        "math",
+        "Q",
+        "Adding the 7 loose ones: 48 + 7 = 55 apples in total.\n\nThe answer is 55.\n\nThe",
+        "55",
+        "",
+    ),
+    ("alphabet_option", "Q?", "Option F matches 21 * 32 = 672.\n\nThe", NVA, "truncated"),
     # A stray "$$" inside a sentence opens nothing (MMLU-Pro, Llama-2-13b).
     ("math", "Q", "This is equal to $$10^{-4.26}$. So the answer is 5.75.", "5.75", ""),
     # Per-part choices inside one claim, and a numbered list of answers without an overall one.

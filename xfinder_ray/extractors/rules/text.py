@@ -160,6 +160,12 @@ def truncated(text: str) -> bool:
             return True
         if len(t) <= 12 and len(words) == 1 and len(t) >= 2 and t.lower() in _DANGLING:
             return True  # cut off after its first word: "To", "The", "Let"
+        if (
+            len(words) == 1
+            and "\n" in t
+            and (line.strip().lower() in _DANGLING or line.strip().lower() in _OPENERS)
+        ):
+            return True  # cut off after the first word of a new line: "... = 55.\n\nThen", "\n\n**Final"
         # A long unpunctuated last line is cut off; "The answer is B" and a short value after a
         # label ("Label: World", "Answer: The capital of France is Paris") are not.
         return len(words) >= 7 and len(line[line.rfind(":") + 1 :].split(None, 7)) >= 7
@@ -217,6 +223,11 @@ _DANGLING = frozenset(
     "answer option choice".split()
 )
 
+# Words that open a sentence and never end a response, alone on its last line.
+_OPENERS = frozenset(
+    "final finally therefore thus hence now next first second third step adding subtracting multiplying "
+    "dividing combining substituting solving calculating simplifying putting overall however wait hmm".split()
+)
 
 # A repetition loop: the text ends in a stretch that repeats one unit again and again, typically to
 # the token cap ("= 232792560 = 232792560 = ...", "The answer is (A). The answer is (C). The answer
