@@ -3,7 +3,8 @@
 
 Deterministic. Reads bare git clones of the two source repositories (paths in the environment:
 THINK_DEV_WGANTT=<wgantt/reasoning-models-lie .git dir>, THINK_DEV_XANNADOO=<Xannadoo/thesis_cot_faithful
-.git dir>) and two side files in this folder:
+.git dir>, and for build_math.py / build_qwen3.py THINK_DEV_MARKYX / THINK_DEV_OKUVSHYNOV) and two side files
+in this folder:
   - logic_four_scenes.py : the `parsed_inputs` / targets / scores of the sampled items of
     Xannadoo/thesis_cot_faithful data/bbh/logic_four/val_data.json (commit c7f4402...). That file is not
     in the fetched snapshot (its commit is not in the snapshot's history); the text was copied from the
@@ -319,7 +320,9 @@ def build():
             rec['note'] = lab['note']
         out.append(rec)
     from build_math import build as build_math
+    from build_qwen3 import build as build_qwen3
     out += build_math(len(out) + 1)
+    out += build_qwen3(len(out) + 1)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     with open(OUT_DIR / 'think_dev.jsonl', 'w') as fh:
         for rec in out:
