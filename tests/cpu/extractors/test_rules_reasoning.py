@@ -124,6 +124,8 @@ CASES = [
     ("alphabet_option", "Q?", "It's impossible to answer without that context.", NVA, "refusal"),
     ("alphabet_option", "Q?", "The answer is B. Wait, actually it's C.", "C", ""),
     ("alphabet_option", "Q?", "<think>Hmm, Mars is red so the answer is C. But wait", NVA, "truncated"),
+    # an open thought that ends in a loop ran into the cap because of it: the reason is the loop
+    ("math", "Q", "<think>\n" + "Let me try again. x = 3? No. " * 200, NVA, "loop"),
     # "either ... or" about what is wrong with the other options hedges nothing; about two options it does.
     (
         "alphabet_option",

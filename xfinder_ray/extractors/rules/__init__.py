@@ -254,8 +254,11 @@ def _open_thought(tail: str, length: int, question: str, ix) -> Extraction:
     """Cut off inside an open thought: no commitment -- unless the thought ends, whole, on a final
     answer (a model that never wrote its closing tag: "... **Final Answer** \\boxed{5}")."""
     # tail: the thought's last THOUGHT_TAIL characters, prepared; length: the whole thought's.
-    if truncated(tail) or trailing_loop(tail)[0] >= 0:
-        return Extraction(NO_VALID_ANSWER, CERTAIN if truncated(tail) else LIKELY, "truncated")
+    cut = truncated(tail)
+    if trailing_loop(tail)[0] >= 0:  # a loop that ran into the token cap: the loop is why
+        return Extraction(NO_VALID_ANSWER, CERTAIN if cut else LIKELY, "loop")
+    if cut:
+        return Extraction(NO_VALID_ANSWER, CERTAIN, "truncated")
     last = decide_final_statement(tail, question, ix)
     if last is None:
         # A long thought that never closed ran into the token cap.
