@@ -237,7 +237,7 @@ def _aliases(kat: str, items: tuple[tuple[str, str], ...]) -> list[tuple[str, st
 
 
 _LETTER_MENTION = re.compile(
-    r"\((?P<a>[A-Za-z])\)"
+    r"\((?P<a>[A-Z])\)"
     r"|(?i:\b(?:option|choice|answer|letter))\s{0,3}[(\[]?(?P<b>[A-Z])\b[)\]]?"
     r"|(?<![A-Za-z0-9'’])(?P<c>[A-Z])(?![A-Za-z0-9'’])"
 )
