@@ -1095,7 +1095,7 @@ def test_a_named_display_answers_only_where_an_equation_is_asked():
 
 
 def test_lower_case_letters_in_brackets_are_no_option_mentions():
-    """"(i)", "(a)" in working are labels, roman numerals and symbols; the options are capitals
+    """ "(i)", "(a)" in working are labels, roman numerals and symbols; the options are capitals
     (MMLU-Pro: "the i allele (i) is 0.4150", "For (a), we have ..." were read as I and A)."""
     allele = "The frequency of the i allele (i) is 0.4150. So p = 0.2075 + 0.3133 + 0.4150\np = 0.9358\n"
     parts = "For (a), the voltage is 0.6 V. For (b), it is 1.2 V. Summing up the two cases gives 1.8 V."
