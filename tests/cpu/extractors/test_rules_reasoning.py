@@ -1103,3 +1103,18 @@ def test_lower_case_letters_in_brackets_are_no_option_mentions():
         assert rules.extract("alphabet_option", "Q?", text, TASK_OPTIONS) == NVA
     said = "Comparing the values, only (I) gives 0.4150 for the i allele."
     assert rules.extract("alphabet_option", "Q?", said, TASK_OPTIONS) == "I"
+
+
+def test_a_loop_that_deliberates_commits_to_nothing():
+    """A marker-less thought going round in circles to the token cap (DeepSeek-R1-Distill-Qwen-1.5B on
+    MMLU-Pro): the one option it keeps naming, with doubt, is not an answer; a loop of one plain claim is."""
+    unit = (
+        "I think I've reached the end. The correct answer is likely option G, but I'm not sure. Therefore, "
+        "perhaps I'm wrong. But I have to choose.\n\nWait, perhaps I'm wrong. So perhaps the correct answer "
+        "is option G, but that's not correct.\n\n"
+    )
+    deliberating = "Okay, let me think about the passage. " + unit * 30 + unit[:40]  # cut off mid-turn
+    e = rules.extract_scored("alphabet_option", "Q?", deliberating, TASK_OPTIONS)
+    assert (e.answer, e.reason) == (NVA, "loop")
+    plain = "Let me think. " + "The answer is (G).\n" * 60
+    assert rules.extract("alphabet_option", "Q?", plain, TASK_OPTIONS) == "G"

@@ -219,6 +219,12 @@ _RECONSIDERS = re.compile(
     re.I,
 )
 LAST_PARAGRAPH = 3_000  # characters read for the paragraph the response was cut off in
+# Doubt about the answer just named: "but I'm not sure", "I don't think so", "perhaps I'm wrong".
+_DOUBT = re.compile(
+    r"\b(?:not\s{1,3}(?:sure|certain|confident)|(?:don't|do\s{1,3}not)\s{1,3}think\s{1,3}so|I'm\s{1,3}wrong"
+    r"|I\s{1,3}am\s{1,3}wrong|that's\s{1,3}not\s{1,3}(?:right|correct)|I'm\s{1,3}stuck|not\s{1,3}correct)\b",
+    re.I,
+)
 
 
 def _deliberating_when_cut_off(text: str) -> bool:
@@ -379,6 +385,10 @@ def _looping(text: str, start: int, period: int, kat: str, question: str, ix) ->
     if len(values) > 1:
         return Extraction(NO_VALID_ANSWER, LIKELY, "loop")
     if len(values) == 1:
+        if _RECONSIDERS.search(unit) and (P.DISOWNED.search(unit) or _DOUBT.search(unit)):
+            # A thought that deliberates in circles ("... the correct answer is likely option G, but
+            # I'm not sure. Wait, perhaps I'm wrong. ...") to the token cap commits to nothing.
+            return Extraction(NO_VALID_ANSWER, LIKELY, "loop")
         return Extraction(values.pop(), UNSURE)
     # The text up to and through one turn of the loop (which may hold a JSON answer, or be all of it).
     once = _extract_part(text[: start + period], kat, question, ix, loops=False)

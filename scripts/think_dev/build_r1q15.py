@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""The DeepSeek-R1-Distill-Qwen-1.5B records of think_dev.jsonl (after the Qwen3-30B-A3B ones): raw
+outputs on MMLU-Pro history and philosophy from HAOTIAN89/MMLU-Pro (Apache-2.0), labelled by reading
+(labels_r1q15/labels.txt: `question_id | label | judged right (T/F) | tags | note`). The prompt ended
+in `<think>\\n`, so every output starts inside the thought (a lone `</think>`, or none: cut off). Reads a
+bare git clone of the source (THINK_DEV_HAOTIAN=<.git dir>); build.py's `build` appends these last.
+
+Selection (seeded, as the candidates were drawn before labelling): the two files' records, each
+question once, in question order; the outputs without `</think>` or ending in a repetition first (at
+most 10, `random.Random(7).sample`), then random others by the same generator, 50 in all.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+GIT_DIR = os.environ.get('THINK_DEV_HAOTIAN', 'MMLU-Pro-HAOTIAN89.git')
+REPO = 'HAOTIAN89/MMLU-Pro'
+COMMIT = 'b735c4e06fa2ba97926f88c18dafa5cf78af6429'
+# the model's only two thinking-mode files in the snapshot (its other twelve are over 4 MiB)
+FILES = ('eval_results/DeepSeek-R1-Distill-Qwen-1.5B/CoT/all/history.json',
+         'eval_results/DeepSeek-R1-Distill-Qwen-1.5B/CoT/all/philosophy.json')
+MODEL = 'DeepSeek-R1-Distill-Qwen-1.5B'
+N, N_SPECIAL = 50, 10
+LETTERS = 'ABCDEFGHIJKLMNOP'
+
+
+def _ends_in_repetition(text: str, min_unit: int = 8, max_unit: int = 2000, min_copies: int = 3,
+                        min_span: int = 300) -> bool:
+    """The end is periodic: the last max((min_copies - 1) * L, min_span) characters equal those L before."""
+    t = text.rstrip()
+    n = len(t)
+    for p in range(min_unit, max_unit + 1):
+        span = max((min_copies - 1) * p, min_span)
+        if span + p > n:
+            break
+        if t[n - span :] == t[n - span - p : n - p]:
+            return True
+    return False
+
+
+def _picked() -> list[tuple[str, dict]]:
+    pool, seen = [], set()
+    for f in FILES:
+        blob = subprocess.run(['git', '--git-dir', GIT_DIR, 'show', f'{COMMIT}:{f}'], check=True, capture_output=True)
+        for r in json.loads(blob.stdout.decode('utf-8')):
+            if r['question_id'] not in seen:
+                seen.add(r['question_id'])
+                pool.append((f, r))
+    pool.sort(key=lambda x: x[1]['question_id'])
+
+    def special(r: dict) -> bool:
+        return '</think>' not in r['model_outputs'] or _ends_in_repetition(r['model_outputs'])
+
+    first = [x for x in pool if special(x[1])]
+    rest = [x for x in pool if not special(x[1])]
+    rng = random.Random(7)
+    first = rng.sample(first, N_SPECIAL) if len(first) > N_SPECIAL else first
+    return first + rng.sample(rest, N - len(first))
+
+
+def build(start: int) -> list[dict]:
+    labs = {}
+    for line in open(HERE / 'labels_r1q15' / 'labels.txt', encoding='utf-8'):
+        if line.startswith('#') or not line.strip():
+            continue
+        qid, lab, judged, tags, note = (p.strip() for p in line.rstrip('\n').split('|', 4))
+        labs[int(qid)] = (lab, judged == 'T', [t for t in tags.split(',') if t], note)
+    picked = _picked()
+    assert sorted(labs) == sorted(r['question_id'] for _, r in picked)
+    out = []
+    for n, (f, r) in enumerate(picked, start):
+        lab, judged, tags, note = labs[r['question_id']]
+        o = r['model_outputs']
+        # the structure tags checked against the text (markers only, no answer extraction)
+        assert '<think>' not in o and o.count('</think>') <= 1
+        assert ('think-open' in tags) == ('</think>' not in o), r['question_id']
+        options = [[LETTERS[i], t] for i, t in enumerate(r['options'])]
+        assert lab == '[No valid answer]' or lab in LETTERS[: len(options)]
+        assert judged == (lab == r['answer'])
+        out.append({
+            'id': f'thk-{n:04d}', 'model': MODEL, 'task': f"MMLU-Pro/{r['category']}",
+            'key_answer_type': 'alphabet_option', 'question': r['question'], 'llm_output': o,
+            'standard_answer_range': options, 'correct_answer': r['answer'], 'gold_key_answer': lab,
+            'gold_judgment': judged, 'tags': tags, 'stratum': 'uniform',
+            'source': {'repo': REPO, 'commit': COMMIT, 'file': f, 'id': str(r['question_id'])},
+            'reasoning_model_family': 'think', 'held_out': True, 'note': note,
+        })
+    return out
