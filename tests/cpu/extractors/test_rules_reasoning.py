@@ -1103,6 +1103,9 @@ def test_lower_case_letters_in_brackets_are_no_option_mentions():
         assert rules.extract("alphabet_option", "Q?", text, TASK_OPTIONS) == NVA
     said = "Comparing the values, only (I) gives 0.4150 for the i allele."
     assert rules.extract("alphabet_option", "Q?", said, TASK_OPTIONS) == "I"
+    # a range whose own letters are lower case is named in lower case
+    lower = parse_answer_range([["a", "0.4150"], ["b", "0.9358"], ["c", "0.2075"]], "alphabet_option")
+    assert rules.extract("alphabet_option", "Q?", "Summing them up, it must be (b) here.", lower) == "b"
 
 
 def test_a_loop_that_deliberates_commits_to_nothing():

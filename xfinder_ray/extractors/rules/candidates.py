@@ -237,7 +237,7 @@ def _aliases(kat: str, items: tuple[tuple[str, str], ...]) -> list[tuple[str, st
 
 
 _LETTER_MENTION = re.compile(
-    r"\((?P<a>[A-Z])\)"
+    r"\((?P<a>[A-Za-z])\)"
     r"|(?i:\b(?:option|choice|answer|letter))\s{0,3}[(\[]?(?P<b>[A-Z])\b[)\]]?"
     r"|(?<![A-Za-z0-9'’])(?P<c>[A-Z])(?![A-Za-z0-9'’])"
 )
@@ -272,6 +272,8 @@ def mentions(
             raw = m.group("a") or m.group("b") or m.group("c")
             if raw.upper() not in ix.letters or (m.group("c") and not bare_letters):
                 continue
+            if raw.islower() and ix.letters[raw.upper()] != raw:
+                continue  # "(i)", "(a)" in working: labels, roman numerals, symbols -- the options are capitals
             if (
                 m.group("c")
                 and raw in "AI"
