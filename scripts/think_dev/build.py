@@ -3,7 +3,7 @@
 
 Deterministic. Reads bare git clones of the two source repositories (paths in the environment:
 THINK_DEV_WGANTT=<wgantt/reasoning-models-lie .git dir>, THINK_DEV_XANNADOO=<Xannadoo/thesis_cot_faithful
-.git dir>, and for build_math.py / build_qwen3.py / build_r1q15.py THINK_DEV_MARKYX / THINK_DEV_OKUVSHYNOV /
+.git dir>, and for build_math.py / build_qwen3.py / build_haotian.py THINK_DEV_MARKYX / THINK_DEV_OKUVSHYNOV /
 THINK_DEV_HAOTIAN) and two side files
 in this folder:
   - logic_four_scenes.py : the `parsed_inputs` / targets / scores of the sampled items of
@@ -322,10 +322,10 @@ def build():
         out.append(rec)
     from build_math import build as build_math
     from build_qwen3 import build as build_qwen3
-    from build_r1q15 import build as build_r1q15
+    from build_haotian import build as build_haotian
     out += build_math(len(out) + 1)
     out += build_qwen3(len(out) + 1)
-    out += build_r1q15(len(out) + 1)
+    out += build_haotian(len(out) + 1)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     with open(OUT_DIR / 'think_dev.jsonl', 'w') as fh:
         for rec in out:

@@ -9,7 +9,7 @@ import pytest
 
 from xfinder_ray import reasoning
 from xfinder_ray.extractors import rules
-from xfinder_ray.extractors.rules.text import trailing_loop
+from xfinder_ray.extractors.rules.text import trailing_loop, truncated
 from xfinder_ray.extractors.rules_eval import extraction_matches
 from xfinder_ray.judging import judge
 from xfinder_ray.records import NO_VALID_ANSWER, parse_answer_range, validate
@@ -1121,3 +1121,22 @@ def test_a_loop_that_deliberates_commits_to_nothing():
     assert (e.answer, e.reason) == (NVA, "loop")
     plain = "Let me think. " + "The answer is (G).\n" * 60
     assert rules.extract("alphabet_option", "Q?", plain, TASK_OPTIONS) == "G"
+
+
+def test_degenerate_loops_and_cut_off_brackets():
+    """Marker-less thoughts whose opening tag was in the prompt (AdaptThink-7B on MMLU-Pro) that run
+    to the token cap: words repeated without a claim, a cut inside a bracket, a cut after a heading."""
+    fragment = "So the answer is I. Let me check the statements again. II" + " is option I and II" * 400
+    e = rules.extract_scored("alphabet_option", "Q?", fragment, TASK_OPTIONS)
+    assert (e.answer, e.reason) == (NVA, "loop")
+    boxes = "Thus " + "\\boxed{1} " * 200  # a claim repeated: its one value
+    assert rules.extract("math", "Q", boxes, MATH) == "1"
+    padded = '{"answer": "366"}\n```' + "</s>" * 300  # end-of-text padding after a whole answer
+    assert rules.extract("math", "Q", padded, MATH) == "366"
+    bracket = "Okay, let me think about binary search. " * 220 + "Alternatively, perhaps it is option G (100"
+    assert rules.extract_scored("alphabet_option", "Q?", bracket, TASK_OPTIONS).reason == "truncated"
+    assert truncated("perhaps the intended answer is option G (100") and not truncated("so f(x")
+    assert rules.extract("alphabet_option", "Q?", "The answer is (D", TASK_OPTIONS) == "D"
+    thought = "Okay, let me think about retributive theory. " * 200 + "Therefore, the answer is A.\n\n"
+    cut = thought + "Wait, but the initial options are:\n\n"
+    assert rules.extract_scored("alphabet_option", "Q?", cut, TASK_OPTIONS).reason == "truncated"

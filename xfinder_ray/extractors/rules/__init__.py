@@ -219,9 +219,13 @@ _RECONSIDERS = re.compile(
     re.I,
 )
 LAST_PARAGRAPH = 3_000  # characters read for the paragraph the response was cut off in
-# Doubt about the answer just named: "but I'm not sure", "I don't think so", "perhaps I'm wrong".
+_SENTENCE_END = re.compile(r"[.!?。\n]")
+_MARKUP = re.compile(r"<[^<>\n]{0,30}>")
+# Doubt about the answer just named: "but I'm not sure", "I don't think so", "perhaps I'm wrong",
+# "perhaps the correct answer is both B and D".
 _DOUBT = re.compile(
-    r"\b(?:not\s{1,3}(?:sure|certain|confident)|(?:don't|do\s{1,3}not)\s{1,3}think\s{1,3}so|I'm\s{1,3}wrong"
+    r"\b(?:perhaps|maybe)\s{1,3}(?:the\s{1,3}(?:correct\s{1,3}|intended\s{1,3}|right\s{1,3})?answer|it's|it\s{1,3}is|I'm)\b"
+    r"|\b(?:not\s{1,3}(?:sure|certain|confident)|(?:don't|do\s{1,3}not)\s{1,3}think\s{1,3}so|I'm\s{1,3}wrong"
     r"|I\s{1,3}am\s{1,3}wrong|that's\s{1,3}not\s{1,3}(?:right|correct)|I'm\s{1,3}stuck|not\s{1,3}correct)\b",
     re.I,
 )
@@ -234,7 +238,7 @@ def _deliberating_when_cut_off(text: str) -> bool:
     committed, like a cut-off open thought; a short chat answer cut off in its explanation did."""
     if len(text) < LONG_OPEN_THOUGHT or not truncated(text):
         return False
-    tail = text[-LAST_PARAGRAPH:]
+    tail = text[-LAST_PARAGRAPH:].rstrip()  # (a text cut off after "... are:\n\n" ends in that paragraph)
     paragraph = tail[tail.rfind("\n\n") + 2 :] if "\n\n" in tail else tail
     # A loop is a loop (its own reason); checked last, it is the one scan of the whole text here.
     return _RECONSIDERS.search(paragraph) is not None and trailing_loop(text)[0] < 0
@@ -389,7 +393,13 @@ def _looping(text: str, start: int, period: int, kat: str, question: str, ix) ->
             # A thought that deliberates in circles ("... the correct answer is likely option G, but
             # I'm not sure. Wait, perhaps I'm wrong. ...") to the token cap commits to nothing.
             return Extraction(NO_VALID_ANSWER, LIKELY, "loop")
+
         return Extraction(values.pop(), UNSURE)
+    if not _SENTENCE_END.search(unit) and any(ch.isalpha() for ch in _MARKUP.sub("", unit)):
+        # Words repeated to the end without a claim ("and II is option I and II is option I ..."):
+        # the text degenerated; what it said before the loop is not its answer either. (Not digits
+        # running on, "0.6666...", nor end-of-text padding, "</s></s></s>...", after a whole answer.)
+        return Extraction(NO_VALID_ANSWER, LIKELY, "loop")
     # The text up to and through one turn of the loop (which may hold a JSON answer, or be all of it).
     once = _extract_part(text[: start + period], kat, question, ix, loops=False)
     if once.answer == NO_VALID_ANSWER or once.confidence == UNSURE:

@@ -151,6 +151,8 @@ def truncated(text: str) -> bool:
         return True
     if last == "$" and t[t.rfind("\n") + 1 :].replace("\\$", "").count("$") % 2 == 1:
         return True  # cut off right after opening a formula: "... we obtain $"
+    if last.isalnum() and _open_paren(t):
+        return True  # "... perhaps the intended answer is option G (100": cut off inside the bracket
     if last.isalpha():
         line = t[t.rfind("\n") + 1 :]
         if is_formula_line(line):
@@ -170,6 +172,17 @@ def truncated(text: str) -> bool:
         # label ("Label: World", "Answer: The capital of France is Paris") are not.
         return len(words) >= 7 and len(line[line.rfind(":") + 1 :].split(None, 7)) >= 7
     return False
+
+
+def _open_paren(t: str) -> bool:
+    """The last line opens a parenthesis after its last closing one, with prose before it (not
+    "The answer is (D", a letter the rules read as chosen, nor "f(x"; only the last 200 characters)."""
+    line = t[max(t.rfind("\n"), len(t) - 200) + 1 :]
+    k = line.rfind("(")
+    if k < 0 or line.find(")", k) >= 0:
+        return False
+    inside = line[k + 1 :]
+    return len(inside) >= 2 and " " in line[:k].strip() and inside[:1].isalnum()
 
 
 _FORMULA_LINE = re.compile(

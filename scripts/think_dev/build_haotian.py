@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""The DeepSeek-R1-Distill-Qwen-1.5B records of think_dev.jsonl (after the Qwen3-30B-A3B ones): raw
-outputs on MMLU-Pro history and philosophy from HAOTIAN89/MMLU-Pro (Apache-2.0), labelled by reading
-(labels_r1q15/labels.txt: `question_id | label | judged right (T/F) | tags | note`). The prompt ended
+"""The HAOTIAN89/MMLU-Pro records of think_dev.jsonl (after the Qwen3-30B-A3B ones): raw outputs of
+DeepSeek-R1-Distill-Qwen-1.5B (history, philosophy) and AdaptThink-7B-delta0.05 (computer science,
+history, philosophy) on MMLU-Pro, from HAOTIAN89/MMLU-Pro (Apache-2.0), labelled by reading
+(labels_haotian/<model>.txt: `question_id | label | judged right (T/F) | tags | note`). The prompt ended
 in `<think>\\n`, so every output starts inside the thought (a lone `</think>`, or none: cut off). Reads a
 bare git clone of the source (THINK_DEV_HAOTIAN=<.git dir>); build.py's `build` appends these last.
 
-Selection (seeded, as the candidates were drawn before labelling): the two files' records, each
+Selection per model (seeded, as the candidates were drawn before labelling): its files' records, each
 question once, in question order; the outputs without `</think>` or ending in a repetition first (at
 most 10, `random.Random(7).sample`), then random others by the same generator, 50 in all.
 """
@@ -21,10 +22,16 @@ HERE = Path(__file__).resolve().parent
 GIT_DIR = os.environ.get('THINK_DEV_HAOTIAN', 'MMLU-Pro-HAOTIAN89.git')
 REPO = 'HAOTIAN89/MMLU-Pro'
 COMMIT = 'b735c4e06fa2ba97926f88c18dafa5cf78af6429'
-# the model's only two thinking-mode files in the snapshot (its other twelve are over 4 MiB)
-FILES = ('eval_results/DeepSeek-R1-Distill-Qwen-1.5B/CoT/all/history.json',
-         'eval_results/DeepSeek-R1-Distill-Qwen-1.5B/CoT/all/philosophy.json')
-MODEL = 'DeepSeek-R1-Distill-Qwen-1.5B'
+# (model, labels file, its files in the snapshot: the others are over 4 MiB)
+MODELS = (
+    ('DeepSeek-R1-Distill-Qwen-1.5B', 'r1_distill_qwen_1.5b.txt',
+     ('eval_results/DeepSeek-R1-Distill-Qwen-1.5B/CoT/all/history.json',
+      'eval_results/DeepSeek-R1-Distill-Qwen-1.5B/CoT/all/philosophy.json')),
+    ('AdaptThink-7B-delta0.05', 'adaptthink_7b.txt',
+     ('eval_results/AdaptThink-7B-delta0.05/CoT/all/computer science.json',
+      'eval_results/AdaptThink-7B-delta0.05/CoT/all/history.json',
+      'eval_results/AdaptThink-7B-delta0.05/CoT/all/philosophy.json')),
+)
 N, N_SPECIAL = 50, 10
 LETTERS = 'ABCDEFGHIJKLMNOP'
 
@@ -43,9 +50,9 @@ def _ends_in_repetition(text: str, min_unit: int = 8, max_unit: int = 2000, min_
     return False
 
 
-def _picked() -> list[tuple[str, dict]]:
+def _picked(files: tuple[str, ...]) -> list[tuple[str, dict]]:
     pool, seen = [], set()
-    for f in FILES:
+    for f in files:
         blob = subprocess.run(['git', '--git-dir', GIT_DIR, 'show', f'{COMMIT}:{f}'], check=True, capture_output=True)
         for r in json.loads(blob.stdout.decode('utf-8')):
             if r['question_id'] not in seen:
@@ -64,13 +71,20 @@ def _picked() -> list[tuple[str, dict]]:
 
 
 def build(start: int) -> list[dict]:
+    out = []
+    for model, labels, files in MODELS:
+        out += _build_model(start + len(out), model, labels, files)
+    return out
+
+
+def _build_model(start: int, model: str, labels: str, files: tuple[str, ...]) -> list[dict]:
     labs = {}
-    for line in open(HERE / 'labels_r1q15' / 'labels.txt', encoding='utf-8'):
+    for line in open(HERE / 'labels_haotian' / labels, encoding='utf-8'):
         if line.startswith('#') or not line.strip():
             continue
         qid, lab, judged, tags, note = (p.strip() for p in line.rstrip('\n').split('|', 4))
         labs[int(qid)] = (lab, judged == 'T', [t for t in tags.split(',') if t], note)
-    picked = _picked()
+    picked = _picked(files)
     assert sorted(labs) == sorted(r['question_id'] for _, r in picked)
     out = []
     for n, (f, r) in enumerate(picked, start):
@@ -83,7 +97,7 @@ def build(start: int) -> list[dict]:
         assert lab == '[No valid answer]' or lab in LETTERS[: len(options)]
         assert judged == (lab == r['answer'])
         out.append({
-            'id': f'thk-{n:04d}', 'model': MODEL, 'task': f"MMLU-Pro/{r['category']}",
+            'id': f'thk-{n:04d}', 'model': model, 'task': f"MMLU-Pro/{r['category']}",
             'key_answer_type': 'alphabet_option', 'question': r['question'], 'llm_output': o,
             'standard_answer_range': options, 'correct_answer': r['answer'], 'gold_key_answer': lab,
             'gold_judgment': judged, 'tags': tags, 'stratum': 'uniform',
