@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The HAOTIAN89/MMLU-Pro records of think_dev.jsonl (after the Qwen3-30B-A3B ones): raw outputs of
-DeepSeek-R1-Distill-Qwen-1.5B (history, philosophy) and AdaptThink-7B-delta0.05 (computer science,
-history, philosophy) on MMLU-Pro, from HAOTIAN89/MMLU-Pro (Apache-2.0), labelled by reading
+DeepSeek-R1-Distill-Qwen-1.5B (history, philosophy), AdaptThink-7B-delta0.05 and AdaptThink-1.5B-delta0.05
+(computer science, history, philosophy) on MMLU-Pro, from HAOTIAN89/MMLU-Pro (Apache-2.0), labelled by reading
 (labels_haotian/<model>.txt: `question_id | label | judged right (T/F) | tags | note`). The prompt ended
 in `<think>\\n`, so every output starts inside the thought (a lone `</think>`, or none: cut off). Reads a
 bare git clone of the source (THINK_DEV_HAOTIAN=<.git dir>); build.py's `build` appends these last.
@@ -31,6 +31,10 @@ MODELS = (
      ('eval_results/AdaptThink-7B-delta0.05/CoT/all/computer science.json',
       'eval_results/AdaptThink-7B-delta0.05/CoT/all/history.json',
       'eval_results/AdaptThink-7B-delta0.05/CoT/all/philosophy.json')),
+    ('AdaptThink-1.5B-delta0.05', 'adaptthink_1.5b.txt',
+     ('eval_results/AdaptThink-1.5B-delta0.05/CoT/all/computer science.json',
+      'eval_results/AdaptThink-1.5B-delta0.05/CoT/all/history.json',
+      'eval_results/AdaptThink-1.5B-delta0.05/CoT/all/philosophy.json')),
 )
 N, N_SPECIAL = 50, 10
 LETTERS = 'ABCDEFGHIJKLMNOP'

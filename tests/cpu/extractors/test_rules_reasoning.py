@@ -1140,3 +1140,20 @@ def test_degenerate_loops_and_cut_off_brackets():
     thought = "Okay, let me think about retributive theory. " * 200 + "Therefore, the answer is A.\n\n"
     cut = thought + "Wait, but the initial options are:\n\n"
     assert rules.extract_scored("alphabet_option", "Q?", cut, TASK_OPTIONS).reason == "truncated"
+
+
+def test_a_thought_without_markers_cut_off_or_looping_commits_to_nothing():
+    """`<think>` in the prompt and no `</think>`: the text is the thought itself (AdaptThink-1.5B on
+    MMLU-Pro). Read like one -- its opening, its turns -- it commits to nothing when cut off or looping."""
+    turns = "Wait, maybe it is E. Hmm, but the constructor uses it. Wait, let me check J again. "
+    thought = "Alright, I need to figure out which variables should be static. " + turns * 3
+    looping = thought + "I think the correct answer is J, so I'll go with J. " * 80
+    e = rules.extract_scored("alphabet_option", "Q?", looping, TASK_OPTIONS)
+    assert (e.answer, e.reason) == (NVA, "loop")
+    cut = thought + "So the answer is J. But the count field is shared by every"
+    assert rules.extract_scored("alphabet_option", "Q?", cut, TASK_OPTIONS).reason == "truncated"
+    # a chat answer that opens the same way but does not turn on itself, or ends whole, still answers
+    chat = "Okay, so let's look at each option. The count is shared, so the answer is J. " * 40
+    assert rules.extract("alphabet_option", "Q?", chat, TASK_OPTIONS) == "J"
+    whole = thought + "So the answer is J."
+    assert rules.extract("alphabet_option", "Q?", whole, TASK_OPTIONS) == "J"

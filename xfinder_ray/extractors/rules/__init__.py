@@ -118,6 +118,13 @@ def _extract(key_answer_type: str, question: str, llm_output: str, answer_range:
         # (is_no_valid_answer's pattern starts with "[" or "no": other responses skip it)
         if not stripped or (stripped[0] in "[nN" and is_no_valid_answer(stripped)):
             return Extraction(NO_VALID_ANSWER, LIKELY, "none_found")
+        if _reads_as_thought(text):
+            # A thought whose opening tag was in the prompt, never closed: cut off or looping to the
+            # token cap, it committed to nothing (as an open thought with markers).
+            if trailing_loop(text)[0] >= 0:
+                return Extraction(NO_VALID_ANSWER, LIKELY, "loop")
+            if truncated(text):
+                return Extraction(NO_VALID_ANSWER, LIKELY, "truncated")
         if _deliberating_when_cut_off(text):
             return Extraction(NO_VALID_ANSWER, LIKELY, "truncated")
         if kat == MATH and _echoes_question(stripped, question):
@@ -212,6 +219,20 @@ def _without_bare_decor(final: str) -> str:
 
 
 LONG_OPEN_THOUGHT = 8_000  # characters
+# How a reasoning model's thought opens ("Okay, so I need to figure out ...", "Alright, I need to ...");
+# with its "Wait" / "Hmm" turns, a text without markers that reads like this is the thought itself.
+_THOUGHT_OPENER = re.compile(
+    r"\s{0,3}(?:okay|alright|all\s{1,3}right|hmm+)\b,?\s{1,3}(?:so\b|I\b|let\b|let's\b)", re.I
+)
+MIN_THOUGHT_TURNS = 3
+
+
+def _reads_as_thought(text: str) -> bool:
+    """Opens like a reasoning model's thought and turns on itself at least MIN_THOUGHT_TURNS times."""
+    if not _THOUGHT_OPENER.match(text):
+        return False
+    return text.count("Wait") + text.count("Hmm") + text.count("wait,") >= MIN_THOUGHT_TURNS
+
 
 # A sentence that weighs the answer again: "But wait, ...", "Alternatively, maybe C.", "Hmm, ..."
 _RECONSIDERS = re.compile(
