@@ -447,23 +447,26 @@ def _why_none(text: str) -> str:
     return "refusal" if search_anchored(P.REFUSAL, text, P.REFUSAL_ANCHORS, lo, len(text)) else "none_found"
 
 
+def _value_sentence(text: str, c: Claim) -> str:
+    """The claim's value up to its sentence's end (at most VALUE_SPAN characters)."""
+    span = text[c.pos : c.pos + VALUE_SPAN]
+    end = SENTENCE_END.search(span)
+    return span[: end.start()] if end else span
+
+
 def _ambiguity(text: str, c: Claim) -> str:
     """Why a claim of several values answers nothing: alternatives ("either (B) or (G)", "9 or 7")
     are a hedge, a list ("(A, E, I)", "B and D") several answers."""
-    span = text[c.pos : c.pos + AMBIG_SPAN]
-    end = SENTENCE_END.search(span)
-    return "hedged" if _ALTERNATIVE.search(span[: end.start() if end else len(span)]) else "several"
+    return "hedged" if _ALTERNATIVE.search(_value_sentence(text, c)) else "several"
 
 
 def _refused_in(text: str, c: Claim) -> bool:
-    """The claim's value, up to its sentence's end, is a refusal."""
-    span = text[c.pos : c.pos + AMBIG_SPAN]
-    end = SENTENCE_END.search(span)
-    span = span[: end.start() if end else len(span)]
+    """The claim's value is a refusal ("The answer is (This question requires additional information ...")."""
+    span = _value_sentence(text, c)
     return search_anchored(P.REFUSAL, span, P.REFUSAL_ANCHORS, 0, len(span)) is not None
 
 
-AMBIG_SPAN = 120  # characters of a claim's value read for "or"
+VALUE_SPAN = 120  # characters of a claim's value read for "or" or a refusal
 _ALTERNATIVE = re.compile(r"\b(?:either|or)\b", re.I)
 
 
