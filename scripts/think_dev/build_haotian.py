@@ -18,6 +18,8 @@ import random
 import subprocess
 from pathlib import Path
 
+from mmlu_pro_forks import read_labels, record
+
 HERE = Path(__file__).resolve().parent
 GIT_DIR = os.environ.get('THINK_DEV_HAOTIAN', 'MMLU-Pro-HAOTIAN89.git')
 REPO = 'HAOTIAN89/MMLU-Pro'
@@ -37,7 +39,6 @@ MODELS = (
       'eval_results/AdaptThink-1.5B-delta0.05/CoT/all/philosophy.json')),
 )
 N, N_SPECIAL = 50, 10
-LETTERS = 'ABCDEFGHIJKLMNOP'
 
 
 def _ends_in_repetition(text: str, min_unit: int = 8, max_unit: int = 2000, min_copies: int = 3,
@@ -82,30 +83,13 @@ def build(start: int) -> list[dict]:
 
 
 def _build_model(start: int, model: str, labels: str, files: tuple[str, ...]) -> list[dict]:
-    labs = {}
-    for line in open(HERE / 'labels_haotian' / labels, encoding='utf-8'):
-        if line.startswith('#') or not line.strip():
-            continue
-        qid, lab, judged, tags, note = (p.strip() for p in line.rstrip('\n').split('|', 4))
-        labs[int(qid)] = (lab, judged == 'T', [t for t in tags.split(',') if t], note)
+    labs = read_labels(HERE / 'labels_haotian' / labels)
     picked = _picked(files)
     assert sorted(labs) == sorted(r['question_id'] for _, r in picked)
     out = []
     for n, (f, r) in enumerate(picked, start):
-        lab, judged, tags, note = labs[r['question_id']]
         o = r['model_outputs']
-        # the structure tags checked against the text (markers only, no answer extraction)
-        assert '<think>' not in o and o.count('</think>') <= 1
-        assert ('think-open' in tags) == ('</think>' not in o), r['question_id']
-        options = [[LETTERS[i], t] for i, t in enumerate(r['options'])]
-        assert lab == '[No valid answer]' or lab in LETTERS[: len(options)]
-        assert judged == (lab == r['answer'])
-        out.append({
-            'id': f'thk-{n:04d}', 'model': model, 'task': f"MMLU-Pro/{r['category']}",
-            'key_answer_type': 'alphabet_option', 'question': r['question'], 'llm_output': o,
-            'standard_answer_range': options, 'correct_answer': r['answer'], 'gold_key_answer': lab,
-            'gold_judgment': judged, 'tags': tags, 'stratum': 'uniform',
-            'source': {'repo': REPO, 'commit': COMMIT, 'file': f, 'id': str(r['question_id'])},
-            'reasoning_model_family': 'think', 'held_out': True, 'note': note,
-        })
+        assert '<think>' not in o and o.count('</think>') <= 1  # <think> was in the prompt
+        source = {'repo': REPO, 'commit': COMMIT, 'file': f}
+        out.append(record(n, model, f"MMLU-Pro/{r['category']}", r, labs[r['question_id']], source))
     return out

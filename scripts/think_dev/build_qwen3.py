@@ -16,6 +16,8 @@ import random
 import subprocess
 from pathlib import Path
 
+from mmlu_pro_forks import read_labels, record
+
 HERE = Path(__file__).resolve().parent
 GIT_DIR = os.environ.get('THINK_DEV_OKUVSHYNOV', 'MMLU-Pro-okuvshynov.git')
 REPO = 'okuvshynov/MMLU-Pro'
@@ -23,7 +25,6 @@ COMMIT = 'cdd1b372b0dea3903980ad9e98bcdc70ef16f2fa'
 FILE = 'think_data/cs_think.json'
 MODEL = 'Qwen3-30B-A3B (thinking, GGUF quant, temp 0)'
 N, N_SPECIAL = 50, 10
-LETTERS = 'ABCDEFGHIJKLMNOP'
 
 
 def _ends_in_repetition(text: str, min_unit: int = 8, max_unit: int = 400, min_reps: int = 3) -> bool:
@@ -55,31 +56,12 @@ def _picked() -> list[dict]:
 
 
 def build(start: int) -> list[dict]:
-    labs = {}
-    for line in open(HERE / 'labels_qwen3' / 'labels_cs.txt', encoding='utf-8'):
-        if line.startswith('#') or not line.strip():
-            continue
-        qid, lab, judged, tags, note = (p.strip() for p in line.rstrip('\n').split('|', 4))
-        labs[int(qid)] = (lab, judged == 'T', [t for t in tags.split(',') if t], note)
-    out, n = [], start
+    labs = read_labels(HERE / 'labels_qwen3' / 'labels_cs.txt')
     picked = _picked()
     assert sorted(labs) == sorted(r['question_id'] for r in picked)
-    for r in picked:
-        lab, judged, tags, note = labs[r['question_id']]
-        o = r['model_outputs']
-        # the structure tags checked against the text (markers only, no answer extraction)
-        assert o.startswith('<think>')
-        assert ('think-open' in tags) == ('</think>' not in o), r['question_id']
-        options = [[LETTERS[i], t] for i, t in enumerate(r['options'])]
-        assert lab == '[No valid answer]' or lab in LETTERS[: len(options)]
-        assert judged == (lab == r['answer'])
-        out.append({
-            'id': f'thk-{n:04d}', 'model': MODEL, 'task': 'MMLU-Pro/computer science',
-            'key_answer_type': 'alphabet_option', 'question': r['question'], 'llm_output': o,
-            'standard_answer_range': options, 'correct_answer': r['answer'], 'gold_key_answer': lab,
-            'gold_judgment': judged, 'tags': tags, 'stratum': 'uniform',
-            'source': {'repo': REPO, 'commit': COMMIT, 'file': FILE, 'id': str(r['question_id'])},
-            'reasoning_model_family': 'think', 'held_out': True, 'note': note,
-        })
-        n += 1
+    source = {'repo': REPO, 'commit': COMMIT, 'file': FILE}
+    out = []
+    for n, r in enumerate(picked, start):
+        assert r['model_outputs'].startswith('<think>')
+        out.append(record(n, MODEL, 'MMLU-Pro/computer science', r, labs[r['question_id']], source))
     return out

@@ -414,7 +414,6 @@ def _looping(text: str, start: int, period: int, kat: str, question: str, ix) ->
             # A thought that deliberates in circles ("... the correct answer is likely option G, but
             # I'm not sure. Wait, perhaps I'm wrong. ...") to the token cap commits to nothing.
             return Extraction(NO_VALID_ANSWER, LIKELY, "loop")
-
         return Extraction(values.pop(), UNSURE)
     if not _SENTENCE_END.search(unit) and any(ch.isalpha() for ch in _MARKUP.sub("", unit)):
         # Words repeated to the end without a claim ("and II is option I and II is option I ..."):

@@ -162,11 +162,7 @@ def truncated(text: str) -> bool:
             return True
         if len(t) <= 12 and len(words) == 1 and len(t) >= 2 and t.lower() in _DANGLING:
             return True  # cut off after its first word: "To", "The", "Let"
-        if (
-            len(words) == 1
-            and "\n" in t
-            and (line.strip().lower() in _DANGLING or line.strip().lower() in _OPENERS)
-        ):
+        if len(words) == 1 and "\n" in t and (words[0].lower() in _DANGLING or words[0].lower() in _OPENERS):
             return True  # cut off after the first word of a new line: "... = 55.\n\nThen", "\n\n**Final"
         # A long unpunctuated last line is cut off; "The answer is B" and a short value after a
         # label ("Label: World", "Answer: The capital of France is Paris") are not.
